@@ -1,0 +1,42 @@
+# make demo / make test on a fresh clone: only python3 (>= 3.11) is needed.
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.stamp
+
+.PHONY: venv test lint unit filecheck demo format clean
+
+# Create the venv once; reinstall only when pyproject.toml changes.
+venv: $(STAMP)
+
+$(BIN)/python:
+	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $(STAMP)
+
+test: lint unit filecheck
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+unit: venv
+	$(BIN)/pytest -n 2 test/unit
+
+filecheck: venv
+	$(BIN)/lit -v test
+
+demo: venv
+	$(BIN)/python examples/demo.py
+
+format: venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf build *.egg-info .pytest_cache .ruff_cache .hypothesis .lit_test_times.txt
+	find . -path ./$(VENV) -prune -o -type d -name Output -exec rm -rf {} +
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +

@@ -1,0 +1,23 @@
+"""The dialects tcdialect defines, registered lazily by name.
+
+`get_all_dialects()` maps a dialect name to a factory that imports the dialect
+only when it is first needed (as `xdsl.dialects.get_all_dialects` does), so
+that `tc-opt` starts fast however many dialects the project grows.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Return a mapping from dialect name to a factory returning the dialect."""
+
+    def get_tc() -> Dialect:
+        from tcdialect.dialects.tc import TC
+
+        return TC
+
+    return {
+        "tc": get_tc,
+    }

@@ -1,0 +1,408 @@
+"""Symbolic size expressions: quasi-affine integer expressions of size parameters.
+
+Tensor extents and index ranges in tcdialect are expressions of the size
+parameters of a definition, e.g. ``M``, ``H - KH + 1``, ``(I + 1) floordiv 2``
+or ``min(N, M)``. `SizeExpr` is a small normalising algebra for them:
+
+* a linear combination of *atoms* with integer coefficients plus a constant;
+* atoms are size names, ``floordiv`` by a positive constant, and ``min``/``max``;
+* ``ceildiv`` and ``mod`` are rewritten into ``floordiv``.
+
+Normalisation makes equal expressions print identically, so the printed text is
+canonical: ``parse(str(e)) == e`` and ``str(parse(s))`` is a fixed point. The
+textual syntax (also used by the tc dialect) is::
+
+    expr := term (('+' | '-') term)*
+    term := factor (('*' factor) | 'floordiv' INT | 'ceildiv' INT | 'mod' INT)*
+    factor := INT | NAME | '-' factor | '(' expr ')' | ('min' | 'max') '(' expr (',' expr)+ ')'
+
+A product is only allowed when one side is constant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+class SymbolicError(ValueError):
+    """Raised for malformed or non-affine size expressions."""
+
+
+@dataclass(frozen=True, order=True)
+class _Atom:
+    kind: str  # "sym" | "floordiv" | "min" | "max"
+    name: str = ""
+    args: tuple[SizeExpr, ...] = ()
+    divisor: int = 1
+
+    def __str__(self) -> str:
+        if self.kind == "sym":
+            return self.name
+        if self.kind == "floordiv":
+            return f"{self.args[0]._str_paren()} floordiv {self.divisor}"
+        return f"{self.kind}({', '.join(str(a) for a in self.args)})"
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        if self.kind == "sym":
+            try:
+                return env[self.name]
+            except KeyError:
+                raise SymbolicError(f"no value for size '{self.name}'") from None
+        values = [a.evaluate(env) for a in self.args]
+        if self.kind == "floordiv":
+            return values[0] // self.divisor
+        return min(values) if self.kind == "min" else max(values)
+
+    def names(self) -> set[str]:
+        if self.kind == "sym":
+            return {self.name}
+        out: set[str] = set()
+        for a in self.args:
+            out |= a.names()
+        return out
+
+
+@dataclass(frozen=True)
+class SizeExpr:
+    """``sum(coeff * atom) + const`` in normal form (no zero coefficients)."""
+
+    terms: tuple[tuple[_Atom, int], ...] = ()
+    const: int = 0
+
+    # ---------------------------------------------------------- construction
+    @staticmethod
+    def lit(value: int) -> SizeExpr:
+        return SizeExpr((), int(value))
+
+    @staticmethod
+    def sym(name: str) -> SizeExpr:
+        return SizeExpr(((_Atom("sym", name), 1),), 0)
+
+    @staticmethod
+    def _make(terms: Mapping[_Atom, int], const: int) -> SizeExpr:
+        items = tuple(sorted(((a, c) for a, c in terms.items() if c != 0), key=_key))
+        return SizeExpr(items, const)
+
+    def _dict(self) -> dict[_Atom, int]:
+        return dict(self.terms)
+
+    # ------------------------------------------------------------ arithmetic
+    def __add__(self, other: SizeExpr | int) -> SizeExpr:
+        other = _as_expr(other)
+        terms = self._dict()
+        for a, c in other.terms:
+            terms[a] = terms.get(a, 0) + c
+        return SizeExpr._make(terms, self.const + other.const)
+
+    def __radd__(self, other: int) -> SizeExpr:
+        return self + other
+
+    def __neg__(self) -> SizeExpr:
+        return self * -1
+
+    def __sub__(self, other: SizeExpr | int) -> SizeExpr:
+        return self + (-_as_expr(other))
+
+    def __rsub__(self, other: int) -> SizeExpr:
+        return _as_expr(other) - self
+
+    def __mul__(self, other: SizeExpr | int) -> SizeExpr:
+        other = _as_expr(other)
+        if other.is_constant:
+            k = other.const
+            return SizeExpr._make({a: c * k for a, c in self.terms}, self.const * k)
+        if self.is_constant:
+            return other * self
+        raise SymbolicError(f"product of non-constant expressions ({self}) * ({other})")
+
+    def __rmul__(self, other: int) -> SizeExpr:
+        return self * other
+
+    def floordiv(self, divisor: int) -> SizeExpr:
+        if divisor <= 0:
+            raise SymbolicError(f"floordiv by non-positive constant {divisor}")
+        if divisor == 1:
+            return self
+        outside: dict[_Atom, int] = {}
+        inside: dict[_Atom, int] = {}
+        for a, c in self.terms:
+            if c % divisor == 0:
+                outside[a] = c // divisor
+            else:
+                inside[a] = c
+        q, r = divmod(self.const, divisor)
+        if not inside:
+            return SizeExpr._make(outside, q + r // divisor)
+        # Divide out a common factor of the remaining coefficients and divisor.
+        g = divisor
+        for c in inside.values():
+            g = _gcd(g, c)
+        g = _gcd(g, r) if r else g
+        inner = SizeExpr._make({a: c // g for a, c in inside.items()}, r // g)
+        d = divisor // g
+        if d == 1:
+            return SizeExpr._make(outside, q) + inner
+        atom = _Atom("floordiv", args=(inner,), divisor=d)
+        outside[atom] = outside.get(atom, 0) + 1
+        return SizeExpr._make(outside, q)
+
+    def ceildiv(self, divisor: int) -> SizeExpr:
+        return (self + (divisor - 1)).floordiv(divisor)
+
+    def mod(self, divisor: int) -> SizeExpr:
+        return self - self.floordiv(divisor) * divisor
+
+    # --------------------------------------------------------------- queries
+    @property
+    def is_constant(self) -> bool:
+        return not self.terms
+
+    def constant_value(self) -> int | None:
+        return self.const if self.is_constant else None
+
+    def names(self) -> set[str]:
+        out: set[str] = set()
+        for a, _ in self.terms:
+            out |= a.names()
+        return out
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        return self.const + sum(c * a.evaluate(env) for a, c in self.terms)
+
+    def substitute(self, env: Mapping[str, SizeExpr]) -> SizeExpr:
+        """Replace size names by expressions."""
+        out = SizeExpr.lit(self.const)
+        for a, c in self.terms:
+            out = out + _subst_atom(a, env) * c
+        return out
+
+    # -------------------------------------------------------------- printing
+    def __str__(self) -> str:
+        parts: list[str] = []
+        for a, c in self.terms:
+            text = str(a)
+            if a.kind == "floordiv" and (c != 1 or parts):
+                text = f"({text})"
+            mag = abs(c)
+            body = text if mag == 1 else f"{mag} * {text}"
+            if not parts:
+                parts.append(body if c > 0 else f"-{body}")
+            else:
+                parts.append(f"{'+' if c > 0 else '-'} {body}")
+        if self.const or not parts:
+            if not parts:
+                parts.append(str(self.const))
+            else:
+                parts.append(f"{'+' if self.const > 0 else '-'} {abs(self.const)}")
+        return " ".join(parts)
+
+    def _str_paren(self) -> str:
+        text = str(self)
+        if len(self.terms) + (1 if self.const else 0) > 1 or text.startswith("-"):
+            return f"({text})"
+        if self.terms and self.terms[0][1] != 1:
+            return f"({text})"
+        return text
+
+    def __repr__(self) -> str:
+        return f"SizeExpr({str(self)!r})"
+
+
+def _key(item: tuple[_Atom, int]) -> tuple[bool, int, str]:
+    order = {"sym": 0, "floordiv": 1, "min": 2, "max": 3}
+    return (item[1] < 0, order[item[0].kind], str(item[0]))
+
+
+def _gcd(a: int, b: int) -> int:
+    a, b = abs(a), abs(b)
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def _as_expr(v: SizeExpr | int) -> SizeExpr:
+    return v if isinstance(v, SizeExpr) else SizeExpr.lit(v)
+
+
+def _subst_atom(a: _Atom, env: Mapping[str, SizeExpr]) -> SizeExpr:
+    if a.kind == "sym":
+        return env.get(a.name, SizeExpr.sym(a.name))
+    args = [x.substitute(env) for x in a.args]
+    if a.kind == "floordiv":
+        return args[0].floordiv(a.divisor)
+    return smin(args) if a.kind == "min" else smax(args)
+
+
+# ------------------------------------------------------------------ min / max
+
+
+def diff_range(a: SizeExpr, b: SizeExpr) -> tuple[int, int] | None:
+    """Bounds ``(lo, hi)`` of ``a - b`` valid for all sizes, or None if unknown.
+
+    Exact when the difference is constant; also knows that
+    ``floordiv(X + p, d) - floordiv(X + q, d)`` is ``floor(k / d)`` or
+    ``ceil(k / d)`` for ``k = p - q``.
+    """
+    diff = a - b
+    if diff.is_constant:
+        return diff.const, diff.const
+    terms = dict(diff.terms)
+    if len(terms) == 2:
+        (x, cx), (y, cy) = terms.items()
+        if x.kind == y.kind == "floordiv" and cx == -cy and x.divisor == y.divisor:
+            inner = x.args[0] - y.args[0]
+            if inner.is_constant:
+                k, d = inner.const, x.divisor
+                values = [cx * (k // d) + diff.const, cx * (-(-k // d)) + diff.const]
+                return min(values), max(values)
+    return None
+
+
+def provably_le(a: SizeExpr, b: SizeExpr) -> bool:
+    """True when ``a <= b`` for every value of the sizes."""
+    r = diff_range(a, b)
+    return r is not None and r[1] <= 0
+
+
+def provably_equal(a: SizeExpr, b: SizeExpr) -> bool:
+    return a == b
+
+
+def _minmax(kind: str, args: Iterable[SizeExpr]) -> SizeExpr:
+    flat: list[SizeExpr] = []
+    for a in args:
+        if len(a.terms) == 1 and a.const == 0 and a.terms[0][1] == 1:
+            atom = a.terms[0][0]
+            if atom.kind == kind:
+                flat.extend(atom.args)
+                continue
+        flat.append(a)
+    keep: list[SizeExpr] = []
+    for a in flat:
+        dominated = False
+        for i, b in enumerate(keep):
+            a_le_b, b_le_a = provably_le(a, b), provably_le(b, a)
+            if not (a_le_b or b_le_a):
+                continue
+            if (kind == "min" and a_le_b) or (kind == "max" and b_le_a):
+                keep[i] = a
+            dominated = True
+            break
+        if not dominated:
+            keep.append(a)
+    if not keep:
+        raise SymbolicError(f"{kind} of nothing")
+    if len(keep) == 1:
+        return keep[0]
+    keep.sort(key=str)
+    return SizeExpr(((_Atom(kind, args=tuple(keep)), 1),), 0)
+
+
+def smin(args: Iterable[SizeExpr]) -> SizeExpr:
+    """Symbolic minimum, simplified where the order is known."""
+    return _minmax("min", args)
+
+
+def smax(args: Iterable[SizeExpr]) -> SizeExpr:
+    """Symbolic maximum, simplified where the order is known."""
+    return _minmax("max", args)
+
+
+# -------------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+def parse(text: str) -> SizeExpr:
+    """Parse the textual form (see module docstring)."""
+    tokens: list[str] = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:  # pragma: no cover - the regex always matches a char
+            break
+        tokens.append(m.group(1) or m.group(2) or m.group(3))
+        pos = m.end()
+    p = _Parser(tokens)
+    e = p.expr()
+    if p.i != len(tokens):
+        raise SymbolicError(f"unexpected '{tokens[p.i]}' in size expression '{text}'")
+    return e
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]):
+        self.t = tokens
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.t[self.i] if self.i < len(self.t) else None
+
+    def take(self, expected: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or (expected is not None and tok != expected):
+            want = f"'{expected}'" if expected else "a token"
+            raise SymbolicError(f"expected {want} in size expression")
+        self.i += 1
+        return tok
+
+    def expr(self) -> SizeExpr:
+        e = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            rhs = self.term()
+            e = e + rhs if op == "+" else e - rhs
+        return e
+
+    def _int(self) -> int:
+        tok = self.take()
+        if not tok.isdigit():
+            raise SymbolicError(f"expected an integer but found '{tok}'")
+        return int(tok)
+
+    def term(self) -> SizeExpr:
+        e = self.factor()
+        while (tok := self.peek()) in ("*", "floordiv", "ceildiv", "mod"):
+            self.take()
+            if tok == "*":
+                e = e * self.factor()
+                continue
+            d = self._int()
+            if d <= 0:
+                raise SymbolicError(f"{tok} by non-positive constant {d}")
+            if tok == "floordiv":
+                e = e.floordiv(d)
+            elif tok == "ceildiv":
+                e = e.ceildiv(d)
+            else:
+                e = e.mod(d)
+        return e
+
+    def factor(self) -> SizeExpr:
+        tok = self.take()
+        if tok.isdigit():
+            return SizeExpr.lit(int(tok))
+        if tok == "-":
+            return -self.factor()
+        if tok == "(":
+            e = self.expr()
+            self.take(")")
+            return e
+        if tok in ("min", "max") and self.peek() == "(":
+            self.take("(")
+            args = [self.expr()]
+            while self.peek() == ",":
+                self.take()
+                args.append(self.expr())
+            self.take(")")
+            return smin(args) if tok == "min" else smax(args)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok) and tok not in (
+            "floordiv",
+            "ceildiv",
+            "mod",
+        ):
+            return SizeExpr.sym(tok)
+        raise SymbolicError(f"unexpected '{tok}' in size expression")
