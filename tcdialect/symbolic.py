@@ -6,11 +6,20 @@ or ``min(N, M)``. `SizeExpr` is a small normalising algebra for them:
 
 * a linear combination of *atoms* with integer coefficients plus a constant;
 * atoms are size names, ``floordiv`` by a positive constant, and ``min``/``max``;
-* ``ceildiv`` and ``mod`` are rewritten into ``floordiv``.
+* ``ceildiv`` and ``mod`` are rewritten into ``floordiv``;
+* ``floordiv`` pulls out multiples of the divisor (the constant left inside is
+  in ``[0, divisor)``), divides out a common factor of the coefficients and
+  the divisor, and merges nested ``floordiv``s (``(I floordiv 2) floordiv 3``
+  is ``I floordiv 6``);
+* ``min``/``max`` flatten nested ones and drop arguments that are provably
+  not the result (size names stand for non-negative integers: they are
+  tensor extents).
 
-Normalisation makes equal expressions print identically, so the printed text is
-canonical: ``parse(str(e)) == e`` and ``str(parse(s))`` is a fixed point. The
-textual syntax (also used by the tc dialect) is::
+Normalisation makes the usual ways of writing an expression print the same,
+and the printed text is canonical: ``parse(str(e)) == e`` and
+``str(parse(s))`` is a fixed point. (Deciding equality of all quasi-affine
+expressions is not attempted.) The textual syntax (also used by the tc
+dialect) is::
 
     expr := term (('+' | '-') term)*
     term := factor (('*' factor) | 'floordiv' INT | 'ceildiv' INT | 'mod' INT)*
@@ -134,16 +143,21 @@ class SizeExpr:
                 inside[a] = c
         q, r = divmod(self.const, divisor)
         if not inside:
-            return SizeExpr._make(outside, q + r // divisor)
-        # Divide out a common factor of the remaining coefficients and divisor.
+            return SizeExpr._make(outside, q)
+        # Divide out a common factor g of the remaining coefficients and the
+        # divisor: floor((g*x + r) / (g*d)) == floor((x + floor(r/g)) / d).
         g = divisor
         for c in inside.values():
             g = _gcd(g, c)
-        g = _gcd(g, r) if r else g
         inner = SizeExpr._make({a: c // g for a, c in inside.items()}, r // g)
         d = divisor // g
-        if d == 1:
+        if d == 1:  # pragma: no cover - some coefficient is not a multiple
             return SizeExpr._make(outside, q) + inner
+        (a, c), *more = inner.terms
+        if not more and c == 1 and a.kind == "floordiv":
+            # floor((floor(x/a) + k) / d) == floor((x + k*a) / (a*d))
+            nested = (a.args[0] + inner.const * a.divisor).floordiv(a.divisor * d)
+            return SizeExpr._make(outside, q) + nested
         atom = _Atom("floordiv", args=(inner,), divisor=d)
         outside[atom] = outside.get(atom, 0) + 1
         return SizeExpr._make(outside, q)
@@ -260,10 +274,29 @@ def diff_range(a: SizeExpr, b: SizeExpr) -> tuple[int, int] | None:
     return None
 
 
+def provably_nonneg(e: SizeExpr) -> bool:
+    """True when ``e >= 0`` for every value of the sizes.
+
+    Sizes are never negative, so a non-negative combination of sizes, of
+    ``floordiv`` of such expressions and of ``min``/``max`` of them is too.
+    """
+    return e.const >= 0 and all(c > 0 and _atom_nonneg(a) for a, c in e.terms)
+
+
+def _atom_nonneg(a: _Atom) -> bool:
+    if a.kind == "sym":
+        return True
+    if a.kind == "max":
+        return any(provably_nonneg(x) for x in a.args)
+    return all(provably_nonneg(x) for x in a.args)
+
+
 def provably_le(a: SizeExpr, b: SizeExpr) -> bool:
-    """True when ``a <= b`` for every value of the sizes."""
+    """True when ``a <= b`` for every (non-negative) value of the sizes."""
     r = diff_range(a, b)
-    return r is not None and r[1] <= 0
+    if r is not None:
+        return r[1] <= 0
+    return provably_nonneg(b - a)
 
 
 def provably_equal(a: SizeExpr, b: SizeExpr) -> bool:
@@ -279,19 +312,15 @@ def _minmax(kind: str, args: Iterable[SizeExpr]) -> SizeExpr:
                 flat.extend(atom.args)
                 continue
         flat.append(a)
+    def better(x: SizeExpr, y: SizeExpr) -> bool:  # x makes y redundant
+        return provably_le(x, y) if kind == "min" else provably_le(y, x)
+
     keep: list[SizeExpr] = []
     for a in flat:
-        dominated = False
-        for i, b in enumerate(keep):
-            a_le_b, b_le_a = provably_le(a, b), provably_le(b, a)
-            if not (a_le_b or b_le_a):
-                continue
-            if (kind == "min" and a_le_b) or (kind == "max" and b_le_a):
-                keep[i] = a
-            dominated = True
-            break
-        if not dominated:
-            keep.append(a)
+        if any(better(b, a) for b in keep):
+            continue
+        keep = [b for b in keep if not better(a, b)]
+        keep.append(a)
     if not keep:
         raise SymbolicError(f"{kind} of nothing")
     if len(keep) == 1:
@@ -312,7 +341,7 @@ def smax(args: Iterable[SizeExpr]) -> SizeExpr:
 
 # -------------------------------------------------------------------- parsing
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(.))", re.DOTALL)
 
 
 def parse(text: str) -> SizeExpr:
@@ -331,6 +360,10 @@ def parse(text: str) -> SizeExpr:
     if p.i != len(tokens):
         raise SymbolicError(f"unexpected '{tokens[p.i]}' in size expression '{text}'")
     return e
+
+
+def _is_int(tok: str) -> bool:
+    return tok.isascii() and tok.isdigit()
 
 
 class _Parser:
@@ -359,7 +392,7 @@ class _Parser:
 
     def _int(self) -> int:
         tok = self.take()
-        if not tok.isdigit():
+        if not _is_int(tok):
             raise SymbolicError(f"expected an integer but found '{tok}'")
         return int(tok)
 
@@ -383,7 +416,7 @@ class _Parser:
 
     def factor(self) -> SizeExpr:
         tok = self.take()
-        if tok.isdigit():
+        if _is_int(tok):
             return SizeExpr.lit(int(tok))
         if tok == "-":
             return -self.factor()
@@ -399,10 +432,7 @@ class _Parser:
                 args.append(self.expr())
             self.take(")")
             return smin(args) if tok == "min" else smax(args)
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok) and tok not in (
-            "floordiv",
-            "ceildiv",
-            "mod",
-        ):
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok):
+            # Where a factor is expected, even 'mod' or 'floordiv' is a name.
             return SizeExpr.sym(tok)
         raise SymbolicError(f"unexpected '{tok}' in size expression")

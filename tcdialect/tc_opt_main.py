@@ -14,6 +14,9 @@ status is 1:
 - anything else: `tc-opt: internal error: <type>: <message>`, with the
   traceback only when the environment variable `TCDIALECT_DEBUG=1` is set.
 
+Warnings of the TC frontend (e.g. an unused temporary) are printed on stderr
+in the same located form; they do not change the output or the exit status.
+
 With `--verify-diagnostics` (or `--parsing-diagnostics` for the frontend) an
 error in a chunk is printed on stdout instead and the run goes on with the next
 chunk, exiting with status 0, as in xdsl-opt. This is how lit tests check many
@@ -99,7 +102,11 @@ class TcOptMain(xDSLOptMain):
                 f"input file '{filename}' is not UTF-8 text "
                 f"({err.reason} at byte {err.start})"
             ) from None
-        return parse_tc("\n" * line_offset + text, filename)
+        return parse_tc(
+            "\n" * line_offset + text,
+            filename,
+            on_warning=lambda w: print(w.render(), file=sys.stderr),
+        )
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0

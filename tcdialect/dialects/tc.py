@@ -93,6 +93,11 @@ def signless(t: Attribute) -> Attribute:
     return t
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 input``, ``2 inputs``, ``0 inputs``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _is_element_type(t: Attribute) -> bool:
     return isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type)
 
@@ -201,7 +206,15 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                 dims.append(StringAttr(str(_parse_size_expr(parser))))
             parser.parse_punctuation("]")
         parser.parse_punctuation(",")
+        start = parser.pos
         elem = parser.parse_type()
+        if not _is_element_type(elem):
+            parser.raise_error(
+                f"tc.tensor element type must be an integer or float type, "
+                f"got {elem}",
+                start,
+                parser.pos,
+            )
         parser.parse_punctuation(">")
         return [ArrayAttr(dims), elem]
 
@@ -316,16 +329,18 @@ class DefOp(IRDLOperation):
         args = self.body.block.args
         if len(args) != len(self.input_names):
             raise VerifyException(
-                f"@{self.sym_name.data} declares {len(self.input_names)} inputs "
-                f"but its body has {len(args)} arguments"
+                f"@{self.sym_name.data} declares "
+                f"{_count(len(self.input_names), 'input')} but its body has "
+                f"{_count(len(args), 'argument')}"
             )
         last = self.body.block.last_op
         if not isinstance(last, ReturnOp):
             raise VerifyException("tc.def body must end with tc.return")
         if len(last.values) != len(self.output_names):
             raise VerifyException(
-                f"@{self.sym_name.data} declares {len(self.output_names)} outputs "
-                f"but tc.return has {len(last.values)} values"
+                f"@{self.sym_name.data} declares "
+                f"{_count(len(self.output_names), 'output')} but tc.return has "
+                f"{_count(len(last.values), 'value')}"
             )
         for arg in args:
             t = _tensor_type(arg, "tc.def input")
@@ -473,7 +488,7 @@ class ComprehensionOp(IRDLOperation):
         args = self.body.block.args
         if not (len(lbs) == len(ubs) == len(args)):
             raise VerifyException(
-                f"{len(args)} index variables but {len(lbs)} lower and "
+                f"{_count(len(args), 'index variable')} but {len(lbs)} lower and "
                 f"{len(ubs)} upper bounds"
             )
         for a in args:
@@ -484,7 +499,9 @@ class ComprehensionOp(IRDLOperation):
         rank = self.result_type.rank
         if len(args) < rank:
             raise VerifyException(
-                f"result has rank {rank} but there are only {len(args)} index variables"
+                f"result has rank {rank} but there "
+                f"{'is' if len(args) == 1 else 'are'} only "
+                f"{_count(len(args), 'index variable')}"
             )
         for i, (lo, hi) in enumerate(zip(lbs, ubs)):
             lo_e = _check_size_text(lo.data, "lower bound")
@@ -580,13 +597,18 @@ class ComprehensionOp(IRDLOperation):
             reds = parser.parse_comma_separated_list(
                 parser.Delimiter.PAREN, parse_range
             )
-        into = None
+        unresolved_into = None
         if parser.parse_optional_keyword("into") is not None:
-            into = parser.parse_operand()
+            unresolved_into = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
         if not isinstance(result_type, TensorType):
             parser.raise_error(f"expected a !tc.tensor type, got {result_type}")
+        into = (
+            parser.resolve_operand(unresolved_into, result_type)
+            if unresolved_into is not None
+            else None
+        )
         ranges = [*outs, *reds]
         body = parser.parse_region([a for a, _, _ in ranges])
         attrs = parser.parse_optional_attr_dict()
@@ -646,13 +668,15 @@ class ReadOp(IRDLOperation):
         t = _tensor_type(self.tensor, "tc.read operand")
         if len(self.indices) != t.rank:
             raise VerifyException(
-                f"tc.read of a rank-{t.rank} tensor needs {t.rank} subscripts, "
-                f"got {len(self.indices)}"
+                f"tc.read of a rank-{t.rank} tensor needs {t.rank} "
+                f"subscript{'s' * (t.rank != 1)}, got {len(self.indices)}"
             )
-        if self.result.type != signless(t.element_type):
+        expected = signless(t.element_type)
+        if self.result.type != expected:
             raise VerifyException(
                 f"tc.read result type {self.result.type} does not match the element "
-                f"type {t.element_type}"
+                f"type {t.element_type}: expected {expected}"
+                + (" (reads give signless values)" if expected != t.element_type else "")
             )
 
     def print(self, printer: Printer) -> None:
@@ -749,7 +773,8 @@ class BuiltinOp(IRDLOperation):
             raise VerifyException(f"unknown builtin '{name}'")
         if len(self.args) != BUILTINS[name]:
             raise VerifyException(
-                f"'{name}' takes {BUILTINS[name]} argument(s), got {len(self.args)}"
+                f"'{name}' takes {_count(BUILTINS[name], 'argument')}, "
+                f"got {len(self.args)}"
             )
         t = self.result.type
         if not isinstance(t, Float16Type | Float32Type | Float64Type):

@@ -131,9 +131,9 @@ class _Parser:
             return self.advance()
         self.fail(what if what is not None else f"'{kind}'")
 
-    def fail(self, expected: str, tok: Token | None = None) -> NoReturn:
-        """Report "expected X but found Y" at `tok` (default: current)."""
-        tok = tok if tok is not None else self.tok
+    def fail(self, expected: str) -> NoReturn:
+        """Report "expected X but found Y" at the current token."""
+        tok = self.tok
         if tok.kind == "<=>":
             self.error(_EQUIVALENCE_UNSUPPORTED, tok.span)
         self.error(f"expected {expected} but found {tok.describe()}", tok.span)

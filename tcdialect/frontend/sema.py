@@ -283,10 +283,12 @@ class _DefChecker:
                 inputs.append(t)
         outputs: list[Tensor] = []
         for o in self.node.outputs:
-            if o.elem_type == "float16":
+            annotation = o.elem_type
+            if annotation == "float16":
                 self.diag.error("float16 is not supported yet", o.span)
+                annotation = None  # reported; check the body as if unannotated
             if self.declare(o.name.name, o.name.span, "output"):
-                t = Tensor(o.name.name, "output", o.elem_type, None, o.name.span, annotated=o.elem_type is not None)
+                t = Tensor(o.name.name, "output", annotation, None, o.name.span, annotated=annotation is not None)
                 self.tensors[t.name] = t
                 outputs.append(t)
         return CheckedDef(self.node, self.node.name.name, self.sizes, inputs, outputs, self.tensors)
@@ -317,6 +319,8 @@ class _StmtChecker:
         self.stmt = stmt
         self.types: dict[int, str] = {}
         self.lets: dict[str, ast.Expr] = {}
+        #: Let names that were reported as bad: no further errors for them.
+        self.bad_lets: set[str] = set()
         self.indices: list[str] = []
         self.index_spans: dict[str, Span] = {}
         self.presolved: dict[str, tuple[SizeExpr, SizeExpr]] = {}
@@ -359,6 +363,13 @@ class _StmtChecker:
                 self.index_spans[red[0]],
             )
         elem = self.element_type(target, rhs_type)
+        if s.reduction in ("+", "*") and elem == "bool":
+            self.error(
+                f"'{s.op}' cannot reduce into bool '{target.name}'; annotate the "
+                f"output with an integer type (e.g. '-> (int32 {target.name})') "
+                f"or cast the right-hand side",
+                s.op_span,
+            )
         accumulates = s.reduction is not None and not s.init
         if accumulates and target.written_by is None:
             self.error(
@@ -451,13 +462,34 @@ class _StmtChecker:
     # --------------------------------------------------------------- where
     def let(self, w: ast.LetClause) -> None:
         n = w.name.name
-        if n in BUILTIN_ARITY or n in self.d.size_spans or n in self.d.tensors or n in self.lets:
+        if n in BUILTIN_ARITY or n in LATER_BUILTINS:
+            self.error(f"'{n}' is a builtin function and cannot be redefined", w.name.span)
+            self.bad_lets.add(n)
+            return
+        if n in self.d.size_spans or n in self.d.tensors or n in self.lets:
             self.error(f"let name '{n}' is already defined", w.name.span)
             return
         if n in [i.name for i in self.stmt.lhs_indices]:
             self.error(f"let name '{n}' is already used as an index", w.name.span)
             return
+        if self.let_refers_to(w.value, n, set()):
+            self.error(f"let '{n}' refers to itself", w.name.span)
+            self.bad_lets.add(n)
+            return
         self.lets[n] = w.value
+
+    def let_refers_to(self, e: ast.Expr, n: str, seen: set[str]) -> bool:
+        """Whether `e`, with the lets so far inlined, mentions the name `n`."""
+        for sub in _walk(e):
+            if not isinstance(sub, ast.Name):
+                continue
+            if sub.name == n:
+                return True
+            if sub.name in self.lets and sub.name not in seen:
+                seen.add(sub.name)
+                if self.let_refers_to(self.lets[sub.name], n, seen):
+                    return True
+        return False
 
     def range_clause(self, w: ast.RangeClause) -> None:
         n = w.index.name
@@ -532,6 +564,7 @@ class _StmtChecker:
             n in self.d.size_spans
             or n in self.d.tensors
             or n in self.lets
+            or n in self.bad_lets
             or n in BUILTIN_ARITY
             or n in LATER_BUILTINS
         )
@@ -584,8 +617,15 @@ class _StmtChecker:
                 if t != "bool":
                     self.error(f"'!' needs a bool operand but found {t}", o.span)
                 return "bool"
-            case ast.Unary(operand=o):
-                return self.expr(o)
+            case ast.Unary(operand=o):  # '-'
+                t = self.expr(o)
+                if t == "bool":
+                    self.error(
+                        "'-' needs a numeric operand but found bool; "
+                        "cast it first, e.g. int32(...)",
+                        o.span,
+                    )
+                return t
             case ast.Binary(op="&&" | "||", lhs=a, rhs=b):
                 for x in (a, b):
                     t = self.expr(x)
@@ -596,7 +636,16 @@ class _StmtChecker:
                 self.expr(a)
                 self.expr(b)
                 return "bool"
-            case ast.Binary(lhs=a, rhs=b) | ast.MinMax(lhs=a, rhs=b):
+            case ast.Binary(op=op, lhs=a, rhs=b):  # + - * / %
+                t = promote(self.expr(a), self.expr(b))
+                if t == "bool":
+                    self.error(
+                        f"'{op}' needs numeric operands but both are bool; "
+                        f"cast them first, e.g. int32(...)",
+                        e.op_span,
+                    )
+                return t
+            case ast.MinMax(lhs=a, rhs=b):
                 return promote(self.expr(a), self.expr(b))
             case ast.Ternary(cond=c, then=t, other=o):
                 ct = self.expr(c)
@@ -607,6 +656,8 @@ class _StmtChecker:
                 raise AssertionError(f"unexpected expression {e!r}")
 
     def name(self, e: ast.Expr, n: str) -> str:
+        if n in self.bad_lets:
+            return "int32"  # already reported
         if n in self.lets:
             return self.expr(self.lets[n])
         if n in self.indices:

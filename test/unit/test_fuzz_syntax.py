@@ -147,7 +147,9 @@ def mutate(text: str, mutations: list[tuple[str, float, str]]) -> str:
     st.sampled_from(PROGRAMS),
     st.lists(_mutation, min_size=1, max_size=4),
 )
-def test_mutated_programs(program: str, mutations: list[tuple[str, float, str]]) -> None:
+def test_mutated_programs(
+    program: str, mutations: list[tuple[str, float, str]]
+) -> None:
     check_parse(mutate(program, mutations))
 
 
@@ -218,7 +220,6 @@ def show_min(t: object) -> tuple[str, int]:
         text, prec = show_min(t[1])
         if prec < 6:
             text = f"({text})"
-        # Keep '-' '-' apart only for readability; the lexer has no '--'.
         return f"{op[1]}{text}", 6
     if op == "?":
         c, cp = show_min(t[1])

@@ -228,7 +228,6 @@ def test_empty_body() -> None:
 
 def test_where_clauses() -> None:
     s = stmt("O(i) = d * d + A(r) where d = A(i) - 1, r in 0:N - 1, exists A(i)")
-    r, let_, ex = None, None, None
     let_, r, ex = s.where
     assert isinstance(let_, ast.LetClause)
     assert let_.name.name == "d"
@@ -582,9 +581,7 @@ def test_where_clause_errors() -> None:
     assert messages(wrap("O(i) = 1 where i 0:N")) == [
         "expected 'in' or '=' but found '0'"
     ]
-    assert messages(wrap("O(i) = 1 where i in 0 N")) == [
-        "expected ':' but found 'N'"
-    ]
+    assert messages(wrap("O(i) = 1 where i in 0 N")) == ["expected ':' but found 'N'"]
     assert messages(wrap("O(i) = 1 where")) == [
         "expected a where clause ('i in lo:hi', 'x = expr' or 'exists T(...)') "
         "but found '}'"
@@ -624,9 +621,7 @@ def test_empty_program_is_an_error() -> None:
     assert errors("") == (
         "t.tc:1:1: error: expected 'def' but found end of input\n    \n    ^"
     )
-    assert messages("# just a comment\n\n") == [
-        "expected 'def' but found end of input"
-    ]
+    assert messages("# just a comment\n\n") == ["expected 'def' but found end of input"]
     assert errors("foo(") == (
         "t.tc:1:1: error: expected 'def' but found 'foo'\n    foo(\n    ^~~"
     )

@@ -8,6 +8,7 @@ frontend run `TcOptMain` in-process.
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import Diagnostic, TCError
 from tcdialect.dialects import get_all_dialects
 from tcdialect.tc_opt_main import TcOptMain
 from tcdialect.transforms import get_all_passes
@@ -202,10 +203,16 @@ def fake_frontend(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Replace `tcdialect.frontend` by a stand-in that records its calls."""
     calls: list[tuple[str, str]] = []
 
-    def parse_tc(source: str, filename: str = "<string>") -> ModuleOp:
+    def parse_tc(
+        source: str,
+        filename: str = "<string>",
+        on_warning: Callable[[Diagnostic], None] | None = None,
+    ) -> ModuleOp:
         calls.append((source, filename))
         if "bad" in source:
             raise TCError(f"bad input in {filename}")
+        if "unused" in source and on_warning is not None:
+            on_warning(Diagnostic("warning", f"unused temporary in {filename}"))
         return ModuleOp([])
 
     module = types.ModuleType("tcdialect.frontend")
@@ -243,3 +250,16 @@ def test_tc_errors_exit_one_or_print_under_verify_diagnostics(
 
     TcOptMain(args=[str(path), "--verify-diagnostics"]).run()
     assert f"error: bad input in {path}" in capsys.readouterr().out
+
+
+def test_tc_warnings_go_to_stderr(
+    tmp_path: Path,
+    fake_frontend: list[tuple[str, str]],
+    capsys: pytest.CaptureFixture[str],
+):
+    path = tmp_path / "k.tc"
+    path.write_text("unused\n")
+    TcOptMain(args=[str(path)]).run()
+    out, err = capsys.readouterr()
+    assert err == f"warning: unused temporary in {path}\n"
+    assert "builtin.module" in out

@@ -1,0 +1,981 @@
+"""A NumPy reference interpreter of the `tc` dialect: the oracle for every stage.
+
+`run(module, entry, inputs)` evaluates one `tc.def` on NumPy arrays and returns
+its outputs in declared order. It favours exact, documented semantics over
+speed, but each `tc.comprehension` is still evaluated as a whole: every index
+variable becomes an `arange` shaped to broadcast along its own axis, the body
+ops run once on those grids, and the yielded value is reduced over the
+reduction axes. Index spaces larger than `MAX_ELEMENTS` are split into blocks
+(along the outermost axes) so the memory footprint stays bounded.
+
+Semantics, in short (TC-LANGUAGE.md §4):
+
+* ``=`` writes the value over the output index space (a whole new tensor).
+* ``op=!`` reduces into the operator's identity, ``op=`` into the ``into``
+  operand; ``+ * min max`` are `np.add`/`np.multiply`/`np.minimum`/`np.maximum`
+  in the result's element type (float32 accumulates in float32; integers
+  wrap; ``min``/``max`` propagate NaN; ``+``/``*`` on ``i1`` are xor/and, as
+  `arith.addi`/`arith.muli` on ``i1``). An empty reduction gives the identity.
+* Values never alias: every comprehension produces a fresh array, so reads of
+  the target see its previous value.
+* `tc.read` is a NumPy gather; every subscript is bounds-checked and an
+  out-of-range one raises `TCError` naming the tensor. Nothing is read when
+  the index space is empty.
+* Body values are stored in the *signless* NumPy type of their IR type
+  (``index`` → int64, ``i1`` → bool, ``iN`` → intN, floats as themselves);
+  ops that treat integers as unsigned (``divui``, ``cmpi ult``, ``uitofp``,
+  ``extui`` ...) reinterpret them as ``uintN``. Integer arithmetic wraps;
+  division or remainder by zero gives 0 (the frontend guards it anyway) and
+  never traps.
+* Tensors are stored in the NumPy type of their element type (``ui8`` →
+  uint8 ...); reads convert to the signless form and writes convert back.
+
+Inputs are checked by `bind_sizes` / `prepare_inputs`: count, rank, exact
+dtype, consistent size parameters and literal extents. Non-contiguous arrays
+are copied (`np.ascontiguousarray`); Python scalars are accepted for 0-d inputs
+and converted to the declared type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects.tc import ComprehensionOp, DefOp, ReturnOp, TensorType
+from tcdialect.symbolic import SizeExpr, SymbolicError
+
+__all__ = [
+    "MAX_ELEMENTS",
+    "bind_sizes",
+    "find_def",
+    "numpy_dtype",
+    "prepare_inputs",
+    "run",
+]
+
+#: Largest index space (number of points) evaluated in one piece.
+MAX_ELEMENTS = 1 << 26
+
+Array = np.ndarray[Any, Any]
+InputValue = np.ndarray[Any, Any] | int | float | bool
+
+# --------------------------------------------------------------------- types
+
+
+def numpy_dtype(t: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype storing tensor elements of type `t`.
+
+    ``f16/f32/f64`` → float16/32/64, ``i1`` → bool, ``iN``/``siN`` → intN,
+    ``uiN`` → uintN, ``index`` → int64.
+    """
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width not in (8, 16, 32, 64):
+            raise TCError(f"reference interpreter: unsupported integer type {t}")
+        if t.signedness.data == Signedness.UNSIGNED:
+            return np.dtype(f"uint{width}")
+        return np.dtype(f"int{width}")
+    raise TCError(f"reference interpreter: unsupported type {t}")
+
+
+def _storage_dtype(t: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype of a body value of IR type `t` (signless form)."""
+    dt = numpy_dtype(t)
+    if dt.kind == "u":
+        return np.dtype(f"int{dt.itemsize * 8}")
+    return dt
+
+
+def _type_name(dt: np.dtype[Any]) -> str:
+    return "bool" if dt == np.bool_ else str(dt)
+
+
+# ------------------------------------------------------------ input binding
+
+
+def find_def(module: ModuleOp | DefOp, entry: str | None = None) -> DefOp:
+    """The `tc.def` named `entry` (with or without '@') in `module`, or its only one."""
+    if entry is not None:
+        entry = entry.removeprefix("@")
+    if isinstance(module, DefOp):
+        if entry is not None and entry != module.sym_name.data:
+            raise TCError(
+                f"no definition named @{entry}; available: @{module.sym_name.data}"
+            )
+        return module
+    defs = [op for op in module.walk() if isinstance(op, DefOp)]
+    names = ", ".join(f"@{d.sym_name.data}" for d in defs)
+    if not defs:
+        raise TCError("the module contains no tc.def")
+    if entry is None:
+        if len(defs) > 1:
+            raise TCError(
+                f"the module defines several definitions ({names}); "
+                "choose one with entry="
+            )
+        return defs[0]
+    for d in defs:
+        if d.sym_name.data == entry:
+            return d
+    raise TCError(f"no definition named @{entry}; available: {names}")
+
+
+def _convert_scalar(value: int | float | bool, dt: np.dtype[Any], where: str) -> Array:
+    """A Python scalar as a 0-d array of dtype `dt`, or a TCError."""
+    kind = dt.kind
+    if isinstance(value, bool):
+        return np.asarray(value, dtype=dt)
+    if isinstance(value, int):
+        if kind == "b":
+            raise TCError(f"{where}: expected bool but got a Python int")
+        if kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= value <= info.max:
+                raise TCError(f"{where}: {value} does not fit in {_type_name(dt)}")
+        return np.asarray(value, dtype=dt)
+    if kind != "f":
+        raise TCError(f"{where}: expected {_type_name(dt)} but got a Python float")
+    return np.asarray(value, dtype=dt)
+
+
+def _solve_linear(expr: SizeExpr, extent: int) -> tuple[str, int] | None:
+    """Solve ``c * N + k == extent`` for a single size ``N``, if exact."""
+    if len(expr.terms) != 1:
+        return None
+    atom, coeff = expr.terms[0]
+    if atom.kind != "sym" or (extent - expr.const) % coeff:
+        return None
+    return atom.name, (extent - expr.const) // coeff
+
+
+def prepare_inputs(
+    defop: DefOp, inputs: Sequence[InputValue]
+) -> tuple[list[Array], dict[str, int]]:
+    """Check `inputs` against the signature of `defop`.
+
+    Returns the inputs as dense arrays of the declared dtypes (Python scalars
+    converted, non-contiguous arrays copied) and the bound size parameters.
+    Raises `TCError` naming the argument and the declared parameter.
+    """
+    fname = f"@{defop.sym_name.data}"
+    names = defop.input_names
+    types = defop.input_types
+    if len(inputs) != len(names):
+        raise TCError(
+            f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}) but got {len(inputs)}"
+        )
+    arrays: list[Array] = []
+    for i, (name, t, value) in enumerate(zip(names, types, inputs)):
+        where = f"input '{name}' (argument {i}) of {fname}"
+        dt = numpy_dtype(t.element_type)
+        if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
+            if t.rank != 0:
+                raise TCError(
+                    f"{where}: expected {t.rank} dimensions but got a Python scalar"
+                )
+            arrays.append(_convert_scalar(value, dt, where))
+            continue
+        if isinstance(value, np.generic):
+            value = np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            raise TCError(
+                f"{where}: expected a NumPy array but got {type(value).__name__}"
+            )
+        if value.ndim != t.rank:
+            raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
+        if value.dtype != dt:
+            raise TCError(
+                f"{where}: expected {_type_name(dt)} but got {_type_name(value.dtype)}"
+            )
+        arrays.append(np.ascontiguousarray(value))
+
+    sizes: dict[str, int] = {}
+    origin: dict[str, str] = {}
+    pending: list[tuple[str, SizeExpr, int]] = []
+    for i, (name, t, arr) in enumerate(zip(names, types, arrays)):
+        for d, (expr, extent) in enumerate(zip(t.extents, arr.shape)):
+            here = f"input '{name}' dimension {d} is {extent}"
+            if expr.is_constant:
+                if expr.const != extent:
+                    raise TCError(
+                        f"input '{name}' (argument {i}) of {fname}: dimension {d} "
+                        f"must be {expr.const} but is {extent}"
+                    )
+                continue
+            if expr.terms and len(expr.terms) == 1 and expr.const == 0:
+                atom, coeff = expr.terms[0]
+                if atom.kind == "sym" and coeff == 1:
+                    size = atom.name
+                    if size not in sizes:
+                        sizes[size], origin[size] = extent, here
+                    elif sizes[size] != extent:
+                        raise TCError(f"size {size}: {origin[size]} but {here}")
+                    continue
+            pending.append((f"input '{name}' (argument {i})", expr, extent))
+
+    # Expression extents: solve the simple ones for unbound sizes, check all.
+    progress = True
+    while progress:
+        progress = False
+        for _, expr, extent in pending:
+            if expr.names() <= sizes.keys():
+                continue
+            solved = _solve_linear(expr, extent)
+            if solved is not None and solved[0] not in sizes:
+                sizes[solved[0]] = solved[1]
+                progress = True
+    for where, expr, extent in pending:
+        try:
+            value = expr.evaluate(sizes)
+        except SymbolicError:
+            value = None
+        if value != extent:
+            raise TCError(
+                f"{where} of {fname}: a dimension declared as '{expr}' is {extent}"
+                + (f" but '{expr}' is {value}" if value is not None else "")
+            )
+    for size in defop.size_names:
+        if size not in sizes:
+            raise TCError(f"size {size} of {fname} is not determined by the inputs")
+    return arrays, sizes
+
+
+def bind_sizes(defop: DefOp, inputs: Sequence[InputValue]) -> dict[str, int]:
+    """The size parameters of `defop` bound from the shapes of `inputs`.
+
+    Checks input count, ranks, exact dtypes, consistency of repeated sizes
+    and literal extents; every error is a `TCError` naming the argument.
+    """
+    return prepare_inputs(defop, inputs)[1]
+
+
+# ---------------------------------------------------------------- run a def
+
+
+def run(
+    module: ModuleOp | DefOp,
+    entry: str | None,
+    inputs: Sequence[InputValue],
+) -> tuple[Array, ...]:
+    """Evaluate the `tc.def` `entry` of `module` on `inputs`.
+
+    Returns the outputs in declared order as fresh arrays (0-d outputs as 0-d
+    arrays) of the declared element types.
+    """
+    defop = find_def(module, entry)
+    arrays, sizes = prepare_inputs(defop, inputs)
+    env: dict[SSAValue, Array] = {}
+    names: dict[SSAValue, str] = {}
+    for arg, name, arr in zip(defop.body.block.args, defop.input_names, arrays):
+        env[arg] = arr
+        names[arg] = name
+    with np.errstate(all="ignore"):
+        for op in defop.body.block.ops:
+            if isinstance(op, ComprehensionOp):
+                env[op.result] = _Comprehension(op, env, names, sizes).evaluate()
+                names[op.result] = op.target.data
+            elif isinstance(op, ReturnOp):
+                # Fresh arrays only: never an input, never one array twice.
+                seen = {id(a) for a in arrays}
+                outputs: list[Array] = []
+                for v in op.values:
+                    value = env[v]
+                    outputs.append(value.copy() if id(value) in seen else value)
+                    seen.add(id(value))
+                return tuple(outputs)
+            else:
+                raise TCError(f"reference interpreter: unsupported op '{op.name}'")
+    raise TCError(f"@{defop.sym_name.data} has no tc.return")  # pragma: no cover
+
+
+# ------------------------------------------------------ one comprehension
+
+
+_REDUCERS: dict[str, np.ufunc] = {
+    "+": np.add,
+    "*": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+
+
+def _reducer(kind: str, dt: np.dtype[Any]) -> np.ufunc:
+    if dt == np.bool_ and kind == "+":
+        return np.logical_xor  # arith.addi on i1
+    if dt == np.bool_ and kind == "*":
+        return np.logical_and  # arith.muli on i1
+    return _REDUCERS[kind]
+
+
+def _identity(kind: str, dt: np.dtype[Any]) -> Any:
+    if kind == "+":
+        return dt.type(0)
+    if kind == "*":
+        return dt.type(1)
+    if dt == np.bool_:
+        return np.bool_(kind == "min")
+    if dt.kind == "f":
+        return dt.type(np.inf if kind == "min" else -np.inf)
+    info = np.iinfo(dt)
+    return dt.type(info.max if kind == "min" else info.min)
+
+
+class _Comprehension:
+    """Evaluation of one `tc.comprehension` over (blocks of) its index space."""
+
+    def __init__(
+        self,
+        op: ComprehensionOp,
+        env: Mapping[SSAValue, Array],
+        names: Mapping[SSAValue, str],
+        sizes: Mapping[str, int],
+    ):
+        self.op = op
+        self.env = env
+        self.names = names
+        self.sizes = sizes
+        self.rank = op.num_output_indices
+        self.dtype = numpy_dtype(op.result_type.element_type)
+        self.kind = op.reduction
+        self.lower: list[int] = []
+        self.lengths: list[int] = []
+        for lo, hi in op.ranges:
+            lo_v, hi_v = lo.evaluate(sizes), hi.evaluate(sizes)
+            self.lower.append(lo_v)
+            self.lengths.append(max(0, hi_v - lo_v))
+
+    def evaluate(self) -> Array:
+        out_shape = tuple(self.lengths[: self.rank])
+        kind = self.kind
+        space = math.prod(self.lengths)
+        if kind is None:
+            if space == 0:
+                return np.zeros(out_shape, dtype=self.dtype)
+            return self._block([(0, n) for n in self.lengths])
+        ufunc = _reducer(kind, self.dtype)
+        if space == 0:
+            reduced = np.full(out_shape, _identity(kind, self.dtype), dtype=self.dtype)
+        else:
+            reduced = self._block([(0, n) for n in self.lengths])
+        if self.op.into is not None:
+            start = self.env[self.op.into]
+        else:
+            start = np.full(out_shape, _identity(kind, self.dtype), dtype=self.dtype)
+        if start.shape != out_shape:  # pragma: no cover - guaranteed by the verifier
+            raise TCError(
+                f"reference interpreter: 'into' value of {self.op.target.data} has "
+                f"shape {start.shape}, expected {out_shape}"
+            )
+        return np.asarray(ufunc(start, reduced, dtype=self.dtype))
+
+    def _block(self, bounds: list[tuple[int, int]]) -> Array:
+        """The (reduced) value over the block `bounds` of the index space.
+
+        Blocks larger than `MAX_ELEMENTS` are split along their first axis
+        that can be split; parts along an output axis are concatenated, parts
+        along a reduction axis are combined with the reduction.
+        """
+        lengths = [b - a for a, b in bounds]
+        total = math.prod(lengths)
+        if total > MAX_ELEMENTS:
+            for axis, n in enumerate(lengths):
+                if n <= 1:
+                    continue
+                rest = total // n
+                step = max(1, MAX_ELEMENTS // rest)
+                a0, b0 = bounds[axis]
+                parts = []
+                for a in range(a0, b0, step):
+                    sub = list(bounds)
+                    sub[axis] = (a, min(a + step, b0))
+                    parts.append(self._block(sub))
+                if axis < self.rank:
+                    return np.concatenate(parts, axis=axis)
+                assert self.kind is not None
+                ufunc = _reducer(self.kind, self.dtype)
+                acc = parts[0]
+                for p in parts[1:]:
+                    acc = np.asarray(ufunc(acc, p, dtype=self.dtype))
+                return acc
+        return self._evaluate_block(bounds)
+
+    def _evaluate_block(self, bounds: list[tuple[int, int]]) -> Array:
+        args = self.op.body.block.args
+        n = len(args)
+        shape = tuple(b - a for a, b in bounds)
+        values: dict[SSAValue, Array] = {}
+        for axis, (arg, (a, b)) in enumerate(zip(args, bounds)):
+            grid_shape = [1] * n
+            grid_shape[axis] = b - a
+            lo = self.lower[axis]
+            values[arg] = np.arange(lo + a, lo + b, dtype=np.int64).reshape(grid_shape)
+        yielded: Array | None = None
+        for op in self.op.body.block.ops:
+            if op.name == "tc.yield":
+                yielded = values[op.operands[0]]
+                break
+            operands = [self._value(values, v) for v in op.operands]
+            result = _evaluate_op(self, op, operands)
+            dt = _storage_dtype(op.results[0].type)
+            values[op.results[0]] = _coerce(result, dt)
+        assert yielded is not None, "tc.comprehension body without tc.yield"
+        full = _to_tensor_dtype(np.broadcast_to(yielded, shape), self.dtype)
+        if self.kind is None:
+            return np.array(full, dtype=self.dtype)
+        axes = tuple(range(self.rank, n))
+        ufunc = _reducer(self.kind, self.dtype)
+        return np.asarray(ufunc.reduce(full, axis=axes, dtype=self.dtype))
+
+    def _value(self, values: Mapping[SSAValue, Array], v: SSAValue) -> Array:
+        if (x := values.get(v)) is not None:
+            return x
+        if isinstance(v.type, TensorType):
+            return self.env[v]
+        raise TCError(  # pragma: no cover - only for malformed IR
+            f"reference interpreter: value {v} is defined outside the comprehension"
+        )
+
+    # ------------------------------------------------------- tc ops
+    def read(self, op: Operation, operands: list[Array]) -> Array:
+        tensor, subs = operands[0], operands[1:]
+        name = self.names.get(op.operands[0], "?")
+        for d, (s, extent) in enumerate(zip(subs, tensor.shape)):
+            if s.size == 0:
+                continue
+            lo, hi = int(s.min()), int(s.max())
+            if lo < 0 or hi >= extent:
+                bad = lo if lo < 0 else hi
+                raise TCError(
+                    f"read of tensor '{name}' out of bounds: subscript {d} is {bad} "
+                    f"but the extent is {extent}"
+                )
+        value = np.asarray(tensor[tuple(subs)])
+        return _to_storage(value)
+
+    def size(self, op: Operation) -> Array:
+        name = op.properties["size"].data  # pyright: ignore
+        return np.asarray(self.sizes[name], dtype=np.int64)
+
+
+def _coerce(x: Any, dt: np.dtype[Any]) -> Array:
+    x = np.asarray(x)
+    return x if x.dtype == dt else x.astype(dt)
+
+
+def _to_storage(x: Array) -> Array:
+    """Tensor elements to their signless body form (uintN → intN)."""
+    if x.dtype.kind == "u":
+        return x.astype(f"int{x.dtype.itemsize * 8}")
+    return x
+
+
+def _to_tensor_dtype(x: Array, dt: np.dtype[Any]) -> Array:
+    """A signless body value to the tensor element dtype `dt` (wrapping)."""
+    return x if x.dtype == dt else x.astype(dt)
+
+
+# ------------------------------------------------------------ op semantics
+#
+# Each function takes the op and its operand values (NumPy arrays in their
+# signless storage type) and returns the result; the caller casts it to the
+# storage type of the op's result type.
+
+
+def _width(x: Array) -> int:
+    return 1 if x.dtype == np.bool_ else x.dtype.itemsize * 8
+
+
+def _signed(x: Array) -> Array:
+    """Two's complement signed view (i1: true is -1)."""
+    if x.dtype == np.bool_:
+        return -(x.astype(np.int8))
+    return x
+
+
+def _unsigned(x: Array) -> Array:
+    """Unsigned view of the same bits."""
+    if x.dtype == np.bool_:
+        return x.astype(np.uint8)
+    if x.dtype.kind == "u":
+        return x
+    return x.astype(f"uint{x.dtype.itemsize * 8}")
+
+
+def _wrap(x: Array, dt: np.dtype[Any]) -> Array:
+    """An integer array wrapped into the signless storage type `dt`."""
+    if dt == np.bool_:
+        return (np.asarray(x) & 1).astype(np.bool_)
+    return np.asarray(x).astype(dt)
+
+
+def _result_dtype(op: Operation) -> np.dtype[Any]:
+    return _storage_dtype(op.results[0].type)
+
+
+def _constant(op: Operation, _: list[Array]) -> Array:
+    attr = op.properties["value"]
+    t = op.results[0].type
+    dt = _storage_dtype(t)
+    if isinstance(attr, IntegerAttr):
+        v = int(attr.value.data)
+        width = 1 if dt == np.bool_ else dt.itemsize * 8
+        v %= 1 << width
+        if dt == np.bool_:
+            return np.asarray(bool(v))
+        if v >= 1 << (width - 1):
+            v -= 1 << width
+        return np.asarray(v, dtype=dt)
+    if isinstance(attr, FloatAttr):
+        return np.asarray(attr.value.data, dtype=dt)
+    raise TCError(f"reference interpreter: unsupported constant {attr}")
+
+
+# Wrapping integer arithmetic, computed on the unsigned view.
+def _int_binary(fn: Callable[[Array, Array], Array]) -> Callable[..., Array]:
+    def f(op: Operation, xs: list[Array]) -> Array:
+        return _wrap(fn(_unsigned(xs[0]), _unsigned(xs[1])), _result_dtype(op))
+
+    return f
+
+
+def _safe(b: Array) -> tuple[Array, Array]:
+    nonzero = b != 0
+    return nonzero, np.where(nonzero, b, np.ones_like(b))
+
+
+def _divsi(op: Operation, xs: list[Array]) -> Array:
+    a, b = _signed(xs[0]), _signed(xs[1])
+    nz, sb = _safe(b)
+    q = a // sb
+    r = a - q * sb
+    q = q + ((r != 0) & ((a < 0) != (sb < 0)))
+    return _wrap(np.where(nz, q, 0), _result_dtype(op))
+
+
+def _floordivsi(op: Operation, xs: list[Array]) -> Array:
+    a, b = _signed(xs[0]), _signed(xs[1])
+    nz, sb = _safe(b)
+    return _wrap(np.where(nz, a // sb, 0), _result_dtype(op))
+
+
+def _ceildivsi(op: Operation, xs: list[Array]) -> Array:
+    a, b = _signed(xs[0]), _signed(xs[1])
+    nz, sb = _safe(b)
+    q = a // sb
+    q = q + (a - q * sb != 0)
+    return _wrap(np.where(nz, q, 0), _result_dtype(op))
+
+
+def _remsi(op: Operation, xs: list[Array]) -> Array:
+    a, b = _signed(xs[0]), _signed(xs[1])
+    nz, sb = _safe(b)
+    return _wrap(np.where(nz, np.fmod(a, sb), 0), _result_dtype(op))
+
+
+def _divui(op: Operation, xs: list[Array]) -> Array:
+    a, b = _unsigned(xs[0]), _unsigned(xs[1])
+    nz, sb = _safe(b)
+    return _wrap(np.where(nz, a // sb, 0), _result_dtype(op))
+
+
+def _ceildivui(op: Operation, xs: list[Array]) -> Array:
+    a, b = _unsigned(xs[0]), _unsigned(xs[1])
+    nz, sb = _safe(b)
+    q = a // sb
+    q = q + (a % sb != 0)
+    return _wrap(np.where(nz, q, 0), _result_dtype(op))
+
+
+def _remui(op: Operation, xs: list[Array]) -> Array:
+    a, b = _unsigned(xs[0]), _unsigned(xs[1])
+    nz, sb = _safe(b)
+    return _wrap(np.where(nz, a % sb, 0), _result_dtype(op))
+
+
+def _minmax(fn: np.ufunc, signed: bool) -> Callable[..., Array]:
+    view = _signed if signed else _unsigned
+
+    def f(op: Operation, xs: list[Array]) -> Array:
+        return _wrap(fn(view(xs[0]), view(xs[1])), _result_dtype(op))
+
+    return f
+
+
+def _bitwise(fn: np.ufunc) -> Callable[..., Array]:
+    def f(op: Operation, xs: list[Array]) -> Array:
+        return fn(xs[0], xs[1])
+
+    return f
+
+
+def _shift(kind: str) -> Callable[..., Array]:
+    def f(op: Operation, xs: list[Array]) -> Array:
+        width = _width(xs[0])
+        amount = _unsigned(xs[1])
+        ok = amount < width
+        safe = np.where(ok, amount, 0).astype(np.uint64)
+        if kind == "shrsi":
+            a = _signed(xs[0]).astype(np.int64)
+            shifted = a >> np.where(ok, safe, width - 1).astype(np.int64)
+            return _wrap(shifted, _result_dtype(op))
+        a = _unsigned(xs[0]).astype(np.uint64)
+        shifted = a << safe if kind == "shli" else a >> safe
+        return _wrap(np.where(ok, shifted, 0), _result_dtype(op))
+
+    return f
+
+
+_CMPI: dict[str, Callable[[Array, Array], Array]] = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "slt": lambda a, b: _signed(a) < _signed(b),
+    "sle": lambda a, b: _signed(a) <= _signed(b),
+    "sgt": lambda a, b: _signed(a) > _signed(b),
+    "sge": lambda a, b: _signed(a) >= _signed(b),
+    "ult": lambda a, b: _unsigned(a) < _unsigned(b),
+    "ule": lambda a, b: _unsigned(a) <= _unsigned(b),
+    "ugt": lambda a, b: _unsigned(a) > _unsigned(b),
+    "uge": lambda a, b: _unsigned(a) >= _unsigned(b),
+}
+_CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+def _predicate(op: Operation) -> int:
+    return int(op.properties["predicate"].value.data)  # pyright: ignore
+
+
+def _cmpi(op: Operation, xs: list[Array]) -> Array:
+    return _CMPI[_CMPI_NAMES[_predicate(op)]](xs[0], xs[1])
+
+
+_CMPF_NAMES = [
+    "false",
+    "oeq",
+    "ogt",
+    "oge",
+    "olt",
+    "ole",
+    "one",
+    "ord",
+    "ueq",
+    "ugt",
+    "uge",
+    "ult",
+    "ule",
+    "une",
+    "uno",
+    "true",
+]
+
+
+def _cmpf(op: Operation, xs: list[Array]) -> Array:
+    a, b = xs
+    pred = _CMPF_NAMES[_predicate(op)]
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if pred in ("false", "true"):
+        return np.full(shape, pred == "true", dtype=np.bool_)
+    unordered = np.isnan(a) | np.isnan(b)
+    if pred == "ord":
+        return ~unordered
+    if pred == "uno":
+        return unordered
+    cmp = {
+        "eq": np.equal,
+        "gt": np.greater,
+        "ge": np.greater_equal,
+        "lt": np.less,
+        "le": np.less_equal,
+        "ne": np.not_equal,
+    }[pred[1:]](a, b)
+    if pred[0] == "o":
+        return cmp & ~unordered
+    return cmp | unordered
+
+
+def _select(op: Operation, xs: list[Array]) -> Array:
+    return np.where(xs[0], xs[1], xs[2])
+
+
+def _float_ufunc(fn: Callable[..., Any]) -> Callable[..., Array]:
+    def f(op: Operation, xs: list[Array]) -> Array:
+        return fn(*xs)
+
+    return f
+
+
+def _index_cast(op: Operation, xs: list[Array]) -> Array:
+    # Sign-extends from iN to index, truncates from index to iN.
+    return _wrap(_signed(xs[0]).astype(np.int64), _result_dtype(op))
+
+
+def _extsi(op: Operation, xs: list[Array]) -> Array:
+    return _wrap(_signed(xs[0]).astype(np.int64), _result_dtype(op))
+
+
+def _extui(op: Operation, xs: list[Array]) -> Array:
+    return _wrap(_unsigned(xs[0]).astype(np.uint64), _result_dtype(op))
+
+
+def _trunci(op: Operation, xs: list[Array]) -> Array:
+    return _wrap(xs[0], _result_dtype(op))
+
+
+def _sitofp(op: Operation, xs: list[Array]) -> Array:
+    return _signed(xs[0]).astype(_result_dtype(op))
+
+
+def _uitofp(op: Operation, xs: list[Array]) -> Array:
+    return _unsigned(xs[0]).astype(_result_dtype(op))
+
+
+def _fptosi(op: Operation, xs: list[Array]) -> Array:
+    # Truncation toward zero; out-of-range values are poison in MLIR.
+    dt = _result_dtype(op)
+    if dt == np.bool_:
+        return _wrap(xs[0].astype(np.int64), dt)
+    return xs[0].astype(dt)
+
+
+def _fptoui(op: Operation, xs: list[Array]) -> Array:
+    dt = _result_dtype(op)
+    if dt == np.bool_:
+        return _wrap(xs[0].astype(np.uint8), dt)
+    return _wrap(xs[0].astype(f"uint{dt.itemsize * 8}"), dt)
+
+
+def _float_cast(op: Operation, xs: list[Array]) -> Array:
+    return xs[0].astype(_result_dtype(op))
+
+
+def _bitcast(op: Operation, xs: list[Array]) -> Array:
+    dt = _result_dtype(op)
+    x = xs[0]
+    if x.dtype == dt:
+        return x
+    if dt == np.bool_ or x.dtype == np.bool_:
+        return x.astype(dt)
+    return np.ascontiguousarray(x).view(dt)
+
+
+# math ops --------------------------------------------------------------------
+
+
+def _vectorized(fn: Callable[[float], float]) -> Callable[[Array], Array]:
+    vec = np.vectorize(fn, otypes=[np.float64])
+
+    def f(x: Array) -> Array:
+        return np.asarray(vec(x)).astype(x.dtype)
+
+    return f
+
+
+def _erf_safe(fn: Callable[[float], float]) -> Callable[[float], float]:
+    def f(x: float) -> float:
+        return x if math.isnan(x) else fn(x)
+
+    return f
+
+
+_erf = _vectorized(_erf_safe(math.erf))
+_erfc = _vectorized(_erf_safe(math.erfc))
+
+
+def _round_half_away(x: Array) -> Array:
+    t = np.trunc(x)
+    frac = x - t  # exact
+    away = np.abs(frac) >= x.dtype.type(0.5)
+    return np.where(away, t + np.copysign(x.dtype.type(1), x), t)
+
+
+def _rsqrt(x: Array) -> Array:
+    return x.dtype.type(1) / np.sqrt(x)
+
+
+def _fma(x: Array, y: Array, z: Array) -> Array:
+    if x.dtype.itemsize < 8:
+        # The product of two float16/float32 values is exact in float64.
+        wide = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
+        return wide.astype(x.dtype)
+    return x * y + z
+
+
+def _ipowi(op: Operation, xs: list[Array]) -> Array:
+    base, exp = _signed(xs[0]).astype(np.int64), _signed(xs[1]).astype(np.int64)
+    base, exp = np.broadcast_arrays(base, exp)
+    result = np.ones_like(base, dtype=np.uint64)
+    b = base.astype(np.uint64)
+    e = np.where(exp < 0, 0, exp)
+    while np.any(e > 0):
+        odd = (e & 1) == 1
+        result = np.where(odd, result * b, result)
+        b = b * b
+        e = e >> 1
+    # Negative exponents: 1 / base**|exp| in integers.
+    neg = np.where(base == 1, 1, np.where(base == -1, np.where(exp % 2 == 0, 1, -1), 0))
+    return _wrap(np.where(exp < 0, neg, result.astype(np.int64)), _result_dtype(op))
+
+
+def _fpowi(op: Operation, xs: list[Array]) -> Array:
+    x = xs[0]
+    return np.power(x, _signed(xs[1]).astype(x.dtype))
+
+
+def _absi(op: Operation, xs: list[Array]) -> Array:
+    return _wrap(np.abs(_signed(xs[0])), _result_dtype(op))
+
+
+# tc.builtin -----------------------------------------------------------------
+
+
+def _fdim(x: Array, y: Array) -> Array:
+    zero = x.dtype.type(0)
+    r = np.where(x > y, x - y, zero)
+    return np.where(np.isnan(x) | np.isnan(y), x + y, r)
+
+
+_BUILTINS: dict[str, Callable[..., Array]] = {
+    "erfc": _erfc,
+    "exp10": lambda x: np.power(x.dtype.type(10), x),
+    "hypot": np.hypot,
+    "fdim": _fdim,
+    "fmod": np.fmod,
+}
+
+
+def _builtin(op: Operation, xs: list[Array]) -> Array:
+    callee = op.properties["callee"].data  # pyright: ignore
+    if (fn := _BUILTINS.get(callee)) is None:
+        raise TCError(f"reference interpreter: unsupported builtin '{callee}'")
+    return fn(*xs)
+
+
+# dispatch ---------------------------------------------------------------------
+
+_OpFn = Callable[[Operation, list[Array]], Array]
+
+_MATH_UNARY: dict[str, Callable[..., Any]] = {
+    "absf": np.abs,
+    "acos": np.arccos,
+    "acosh": np.arccosh,
+    "asin": np.arcsin,
+    "asinh": np.arcsinh,
+    "atan": np.arctan,
+    "atanh": np.arctanh,
+    "cbrt": np.cbrt,
+    "ceil": np.ceil,
+    "cos": np.cos,
+    "cosh": np.cosh,
+    "erf": _erf,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "floor": np.floor,
+    "log": np.log,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "log2": np.log2,
+    "round": _round_half_away,
+    "roundeven": np.rint,
+    "rsqrt": _rsqrt,
+    "sin": np.sin,
+    "sinh": np.sinh,
+    "sqrt": np.sqrt,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "trunc": np.trunc,
+    # binary / ternary
+    "atan2": np.arctan2,
+    "copysign": np.copysign,
+    "powf": np.power,
+    "fma": _fma,
+}
+
+_OPS: dict[str, _OpFn] = {
+    "arith.constant": _constant,
+    "arith.addi": _int_binary(np.add),
+    "arith.subi": _int_binary(np.subtract),
+    "arith.muli": _int_binary(np.multiply),
+    "arith.divsi": _divsi,
+    "arith.divui": _divui,
+    "arith.floordivsi": _floordivsi,
+    "arith.ceildivsi": _ceildivsi,
+    "arith.ceildivui": _ceildivui,
+    "arith.remsi": _remsi,
+    "arith.remui": _remui,
+    "arith.minsi": _minmax(np.minimum, signed=True),
+    "arith.maxsi": _minmax(np.maximum, signed=True),
+    "arith.minui": _minmax(np.minimum, signed=False),
+    "arith.maxui": _minmax(np.maximum, signed=False),
+    "arith.andi": _bitwise(np.bitwise_and),
+    "arith.ori": _bitwise(np.bitwise_or),
+    "arith.xori": _bitwise(np.bitwise_xor),
+    "arith.shli": _shift("shli"),
+    "arith.shrsi": _shift("shrsi"),
+    "arith.shrui": _shift("shrui"),
+    "arith.cmpi": _cmpi,
+    "arith.cmpf": _cmpf,
+    "arith.select": _select,
+    "arith.addf": _float_ufunc(np.add),
+    "arith.subf": _float_ufunc(np.subtract),
+    "arith.mulf": _float_ufunc(np.multiply),
+    "arith.divf": _float_ufunc(np.divide),
+    "arith.remf": _float_ufunc(np.fmod),
+    "arith.negf": _float_ufunc(np.negative),
+    "arith.maximumf": _float_ufunc(np.maximum),
+    "arith.minimumf": _float_ufunc(np.minimum),
+    "arith.maxnumf": _float_ufunc(np.fmax),
+    "arith.minnumf": _float_ufunc(np.fmin),
+    "arith.index_cast": _index_cast,
+    "arith.sitofp": _sitofp,
+    "arith.uitofp": _uitofp,
+    "arith.fptosi": _fptosi,
+    "arith.fptoui": _fptoui,
+    "arith.extf": _float_cast,
+    "arith.truncf": _float_cast,
+    "arith.extsi": _extsi,
+    "arith.extui": _extui,
+    "arith.trunci": _trunci,
+    "arith.bitcast": _bitcast,
+    "math.absi": _absi,
+    "math.ipowi": _ipowi,
+    "math.fpowi": _fpowi,
+    "tc.builtin": _builtin,
+    **{f"math.{name}": _float_ufunc(fn) for name, fn in _MATH_UNARY.items()},
+}
+
+
+def _evaluate_op(c: _Comprehension, op: Operation, xs: list[Array]) -> Array:
+    if op.name == "tc.read":
+        return c.read(op, xs)
+    if op.name == "tc.size":
+        return c.size(op)
+    if (fn := _OPS.get(op.name)) is None:
+        raise TCError(f"reference interpreter: unsupported op '{op.name}'")
+    return np.asarray(fn(op, xs))
