@@ -312,6 +312,7 @@ def _minmax(kind: str, args: Iterable[SizeExpr]) -> SizeExpr:
                 flat.extend(atom.args)
                 continue
         flat.append(a)
+
     def better(x: SizeExpr, y: SizeExpr) -> bool:  # x makes y redundant
         return provably_le(x, y) if kind == "min" else provably_le(y, x)
 

@@ -181,7 +181,9 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         for d in self.shape.data:
-            _check_size_text(d.data, "tensor extent")
+            e = _check_size_text(d.data, "tensor extent")
+            if e.is_constant and e.const < 0:
+                raise VerifyException(f"tc.tensor extent {e} is negative")
         if not _is_element_type(self.element_type):
             raise VerifyException(
                 f"tc.tensor element type must be an integer or float type, "
@@ -200,18 +202,27 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         parser.parse_punctuation("<")
         parser.parse_punctuation("[")
         dims: list[StringAttr] = []
+
+        def parse_extent() -> None:
+            start = parser.pos
+            e = _parse_size_expr(parser)
+            if e.is_constant and e.const < 0:
+                parser.raise_error(
+                    f"tc.tensor extent {e} is negative", start, parser.pos
+                )
+            dims.append(StringAttr(str(e)))
+
         if parser.parse_optional_punctuation("]") is None:
-            dims.append(StringAttr(str(_parse_size_expr(parser))))
+            parse_extent()
             while parser.parse_optional_punctuation(",") is not None:
-                dims.append(StringAttr(str(_parse_size_expr(parser))))
+                parse_extent()
             parser.parse_punctuation("]")
         parser.parse_punctuation(",")
         start = parser.pos
         elem = parser.parse_type()
         if not _is_element_type(elem):
             parser.raise_error(
-                f"tc.tensor element type must be an integer or float type, "
-                f"got {elem}",
+                f"tc.tensor element type must be an integer or float type, got {elem}",
                 start,
                 parser.pos,
             )
@@ -676,7 +687,11 @@ class ReadOp(IRDLOperation):
             raise VerifyException(
                 f"tc.read result type {self.result.type} does not match the element "
                 f"type {t.element_type}: expected {expected}"
-                + (" (reads give signless values)" if expected != t.element_type else "")
+                + (
+                    " (reads give signless values)"
+                    if expected != t.element_type
+                    else ""
+                )
             )
 
     def print(self, printer: Printer) -> None:

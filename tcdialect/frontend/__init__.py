@@ -8,12 +8,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from xdsl.dialects.builtin import ModuleOp
 
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Source, TCError
 from tcdialect.frontend.sema import CheckedProgram
+
+_RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """Room for deeply nested expressions; too deep becomes a `TCError`.
+
+    The parser bounds nesting, but long operator chains (``a + a + ... + a``)
+    build deep left-leaning trees that the recursive checks walk.
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        yield
+    except RecursionError:
+        raise TCError("expression too deeply nested or too long to compile") from None
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def analyze(
@@ -26,7 +47,8 @@ def analyze(
     src = Source(source, filename)
     program = parser.parse_program(src, diag)
     diag.check()
-    checked = sema.analyze(program, diag)
+    with _deep_recursion():
+        checked = sema.analyze(program, diag)
     diag.check()
     return checked
 
@@ -46,7 +68,8 @@ def parse_tc(
     if on_warning is not None:
         for w in checked.warnings:
             on_warning(w)
-    module = ir_gen.gen_module(checked)
+    with _deep_recursion():
+        module = ir_gen.gen_module(checked)
     try:
         module.verify()
     except Exception as e:  # an IR generation bug, never the user's fault

@@ -31,7 +31,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 
+from tcdialect.diagnostics import TCError
 from tcdialect.dialects import tc
 from tcdialect.frontend import ast
 from tcdialect.frontend.sema import (
@@ -400,4 +402,14 @@ def gen_def(cdef: CheckedDef) -> tc.DefOp:
 
 
 def gen_module(program: CheckedProgram) -> ModuleOp:
-    return ModuleOp([gen_def(d) for d in program.defs])
+    """The module of `tc.def`s of a checked program.
+
+    IR that cannot even be built (e.g. a type with a negative extent) is an
+    internal error of the frontend, reported like invalid IR in `parse_tc`.
+    """
+    try:
+        return ModuleOp([gen_def(d) for d in program.defs])
+    except VerifyException as e:
+        raise TCError(
+            f"internal error: the frontend produced invalid IR: {e}"
+        ) from e

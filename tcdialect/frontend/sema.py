@@ -19,7 +19,14 @@ from typing import Literal
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Span, TCError, note
 from tcdialect.frontend import ast
 from tcdialect.frontend import range_inference as ri
-from tcdialect.symbolic import SizeExpr, SymbolicError, diff_range, smax, smin
+from tcdialect.symbolic import (
+    SizeExpr,
+    SymbolicError,
+    diff_range,
+    provably_le,
+    smax,
+    smin,
+)
 
 # ------------------------------------------------------------------ builtins
 
@@ -150,7 +157,10 @@ class CheckedDef:
         """
         diag = DiagnosticEngine()
         for st in self.statements:
-            ranges = {v: (lo.evaluate(sizes), hi.evaluate(sizes)) for v, (lo, hi) in st.ranges.items()}
+            ranges = {
+                v: (lo.evaluate(sizes), hi.evaluate(sizes))
+                for v, (lo, hi) in st.ranges.items()
+            }
             if any(hi <= lo for lo, hi in ranges.values()):
                 continue  # empty iteration space: nothing is read
             for acc in st.accesses:
@@ -163,7 +173,9 @@ class CheckedDef:
                     low += c * (lo if c > 0 else hi - 1)
                     high += c * (hi - 1 if c > 0 else lo)
                 if low < 0 or high >= extent:
-                    where = ", ".join(f"{v} in [{ranges[v][0]}, {ranges[v][1]})" for v in acc.coeffs)
+                    where = ", ".join(
+                        f"{v} in [{ranges[v][0]}, {ranges[v][1]})" for v in acc.coeffs
+                    )
                     diag.error(
                         f"access to '{acc.tensor}' is out of bounds: subscript {acc.dim} "
                         f"takes values in [{low}, {high}] but the extent is {extent}"
@@ -173,10 +185,15 @@ class CheckedDef:
         diag.check()
 
     def output_extents(self, sizes: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """The shapes of the outputs for these sizes.
+
+        An extent that evaluates to a negative number (e.g. ``H - KH + 1``
+        with a kernel larger than the input) is an empty dimension: 0.
+        """
         out: list[tuple[int, ...]] = []
         for t in self.outputs:
             assert t.extents is not None
-            out.append(tuple(e.evaluate(sizes) for e in t.extents))
+            out.append(tuple(max(0, e.evaluate(sizes)) for e in t.extents))
         return out
 
 
@@ -243,6 +260,13 @@ class _DefChecker:
         self.sizes: list[str] = []
         self.tensors: dict[str, Tensor] = {}
         self.size_spans: dict[str, Span] = {}
+        #: Tensors written by a statement that had errors: reading them later
+        #: reports nothing more (the first error says what went wrong).
+        self.failed: set[str] = set()
+        #: Names assigned by some statement (temporaries before they are
+        #: created), and those of them read before their first statement.
+        self.targets = {s.target.name for s in node.body}
+        self.read_early: set[str] = set()
 
     # ------------------------------------------------------------- header
     def declare(self, name: str, span: Span, what: str) -> bool:
@@ -256,7 +280,9 @@ class _DefChecker:
         )
         if prev is not None:
             self.diag.error(
-                f"{what} '{name}' is already defined", span, note("previous definition is here", prev)
+                f"{what} '{name}' is already defined",
+                span,
+                note("previous definition is here", prev),
             )
             return False
         return True
@@ -278,7 +304,9 @@ class _DefChecker:
                     self.sizes.append(d.value)
                     self.size_spans[d.value] = d.span
             if self.declare(p.name.name, p.name.span, "input"):
-                t = Tensor(p.name.name, "input", p.elem_type, tuple(extents), p.name.span)
+                t = Tensor(
+                    p.name.name, "input", p.elem_type, tuple(extents), p.name.span
+                )
                 self.tensors[t.name] = t
                 inputs.append(t)
         outputs: list[Tensor] = []
@@ -288,27 +316,37 @@ class _DefChecker:
                 self.diag.error("float16 is not supported yet", o.span)
                 annotation = None  # reported; check the body as if unannotated
             if self.declare(o.name.name, o.name.span, "output"):
-                t = Tensor(o.name.name, "output", annotation, None, o.name.span, annotated=annotation is not None)
+                t = Tensor(
+                    o.name.name,
+                    "output",
+                    annotation,
+                    None,
+                    o.name.span,
+                    annotated=annotation is not None,
+                )
                 self.tensors[t.name] = t
                 outputs.append(t)
-        return CheckedDef(self.node, self.node.name.name, self.sizes, inputs, outputs, self.tensors)
+        return CheckedDef(
+            self.node, self.node.name.name, self.sizes, inputs, outputs, self.tensors
+        )
 
     # --------------------------------------------------------- statements
     def run(self) -> CheckedDef:
         cdef = self.header()
-        failed: set[str] = set()
         for stmt in self.node.body:
             try:
                 cdef.statements.append(_StmtChecker(self, stmt).check())
             except _Skip:
-                failed.add(stmt.target.name)
+                self.failed.add(stmt.target.name)
         for t in cdef.tensors.values():
-            if t.name in failed:
+            if t.name in self.failed:
                 continue  # already reported
             if t.kind == "output" and t.written_by is None:
                 self.diag.error(f"output '{t.name}' is never written", t.span)
-            if t.kind == "temp" and not t.read:
-                self.diag.warning(f"temporary '{t.name}' is written but never read", t.span)
+            if t.kind == "temp" and not t.read and t.name not in self.read_early:
+                self.diag.warning(
+                    f"temporary '{t.name}' is written but never read", t.span
+                )
         return cdef
 
 
@@ -371,7 +409,9 @@ class _StmtChecker:
                 s.op_span,
             )
         accumulates = s.reduction is not None and not s.init
-        if accumulates and target.written_by is None:
+        if accumulates and target.written_by is None and target.name in self.d.failed:
+            self.ok = False  # its first statement had errors, already reported
+        elif accumulates and target.written_by is None:
             self.error(
                 f"'{s.op}' accumulates into '{target.name}', but nothing has written "
                 f"'{target.name}' before; use '{s.op}!' to start from the identity",
@@ -405,7 +445,16 @@ class _StmtChecker:
         target.elem = elem
         target.written_by = s
         return CheckedStatement(
-            s, target.name, out, red, ranges, self.lets, self.types, elem, accumulates, self.accesses
+            s,
+            target.name,
+            out,
+            red,
+            ranges,
+            self.lets,
+            self.types,
+            elem,
+            accumulates,
+            self.accesses,
         )
 
     def exprs(self) -> Iterator[ast.Expr]:
@@ -422,7 +471,9 @@ class _StmtChecker:
         name = s.target.name
         t = self.d.tensors.get(name)
         if name in BUILTIN_ARITY or name in LATER_BUILTINS:
-            self.error(f"'{name}' is a builtin function and cannot be redefined", s.target.span)
+            self.error(
+                f"'{name}' is a builtin function and cannot be redefined", s.target.span
+            )
             raise _Skip
         if name in self.d.size_spans:
             self.error(f"cannot assign to size parameter '{name}'", s.target.span)
@@ -440,7 +491,9 @@ class _StmtChecker:
         seen: dict[str, Span] = {}
         for i in s.lhs_indices:
             if i.name in seen:
-                self.error(f"index '{i.name}' appears twice on the left-hand side", i.span)
+                self.error(
+                    f"index '{i.name}' appears twice on the left-hand side", i.span
+                )
             if i.name in self.d.size_spans or i.name in self.d.tensors:
                 self.error(
                     f"'{i.name}' is {'a size' if i.name in self.d.size_spans else 'a tensor'} "
@@ -448,7 +501,9 @@ class _StmtChecker:
                     i.span,
                 )
             if i.name in BUILTIN_ARITY:
-                self.error(f"'{i.name}' is a builtin function and cannot be redefined", i.span)
+                self.error(
+                    f"'{i.name}' is a builtin function and cannot be redefined", i.span
+                )
             seen[i.name] = i.span
         if not self.ok:
             raise _Skip
@@ -463,7 +518,9 @@ class _StmtChecker:
     def let(self, w: ast.LetClause) -> None:
         n = w.name.name
         if n in BUILTIN_ARITY or n in LATER_BUILTINS:
-            self.error(f"'{n}' is a builtin function and cannot be redefined", w.name.span)
+            self.error(
+                f"'{n}' is a builtin function and cannot be redefined", w.name.span
+            )
             self.bad_lets.add(n)
             return
         if n in self.d.size_spans or n in self.d.tensors or n in self.lets:
@@ -493,8 +550,16 @@ class _StmtChecker:
 
     def range_clause(self, w: ast.RangeClause) -> None:
         n = w.index.name
-        if n in self.d.size_spans or n in self.d.tensors or n in self.lets or n in BUILTIN_ARITY:
-            self.error(f"'{n}' is not an index variable and cannot be given a range", w.index.span)
+        if (
+            n in self.d.size_spans
+            or n in self.d.tensors
+            or n in self.lets
+            or n in BUILTIN_ARITY
+        ):
+            self.error(
+                f"'{n}' is not an index variable and cannot be given a range",
+                w.index.span,
+            )
             return
         if n in self.presolved:
             self.error(f"index '{n}' is given a range twice", w.index.span)
@@ -543,7 +608,9 @@ class _StmtChecker:
             case ast.Binary(op="/" | "%", lhs=a, rhs=b):
                 d = self._size_expr(b).constant_value()
                 if d is None or d <= 0:
-                    raise _NotAffine("division by a non-constant or non-positive value", b.span)
+                    raise _NotAffine(
+                        "division by a non-constant or non-positive value", b.span
+                    )
                 x = self._size_expr(a)
                 return x.floordiv(d) if e.op == "/" else x.mod(d)
             case ast.MinMax(op=op, lhs=a, rhs=b):
@@ -553,8 +620,13 @@ class _StmtChecker:
                 raise _NotAffine("", e.span)
 
     def exists(self, w: ast.ExistsClause) -> None:
-        if not isinstance(w.access, ast.Access) or w.access.callee.name not in self.d.tensors:
-            self.error("'exists' needs a tensor access such as 'exists T(i, j)'", w.access.span)
+        if (
+            not isinstance(w.access, ast.Access)
+            or w.access.callee.name not in self.d.tensors
+        ):
+            self.error(
+                "'exists' needs a tensor access such as 'exists T(i, j)'", w.access.span
+            )
             return
         self.expr(w.access)
 
@@ -630,7 +702,9 @@ class _StmtChecker:
                 for x in (a, b):
                     t = self.expr(x)
                     if t != "bool":
-                        self.error(f"'{e.op}' needs bool operands but found {t}", x.span)
+                        self.error(
+                            f"'{e.op}' needs bool operands but found {t}", x.span
+                        )
                 return "bool"
             case ast.Binary(op="==" | "!=" | "<" | ">" | "<=" | ">=", lhs=a, rhs=b):
                 self.expr(a)
@@ -650,7 +724,9 @@ class _StmtChecker:
             case ast.Ternary(cond=c, then=t, other=o):
                 ct = self.expr(c)
                 if ct != "bool":
-                    self.error(f"the condition of '?:' must be bool but found {ct}", c.span)
+                    self.error(
+                        f"the condition of '?:' must be bool but found {ct}", c.span
+                    )
                 return promote(self.expr(t), self.expr(o))
             case _:  # pragma: no cover - the parser builds nothing else
                 raise AssertionError(f"unexpected expression {e!r}")
@@ -677,12 +753,24 @@ class _StmtChecker:
                     e.span,
                 )
             return t.elem or "float32"
+        if self.temporary_read_early(n, e.span):
+            return "float32"
         candidates = [*self.d.tensors, *self.d.size_spans, *self.indices, *self.lets]
         self.error(f"undefined name '{n}'{_did_you_mean(n, candidates)}", e.span)
         return "int32"
 
+    def temporary_read_early(self, n: str, span: Span) -> bool:
+        """Report a read of a temporary that a later statement creates."""
+        if n not in self.d.targets or n in self.d.size_spans:
+            return False
+        self.error(f"'{n}' is read before it is written", span)
+        self.d.read_early.add(n)
+        return True
+
     def use_tensor(self, t: Tensor, span: Span) -> None:
-        if t.kind != "input" and t.written_by is None:
+        if t.kind != "input" and t.written_by is None and t.name in self.d.failed:
+            self.ok = False  # the statement writing it had errors, already reported
+        elif t.kind != "input" and t.written_by is None:
             self.error(f"'{t.name}' is read before it is written", span)
         t.read = True
 
@@ -700,7 +788,9 @@ class _StmtChecker:
             for a in e.args:
                 t = self.expr(a)
                 if t == "bool":
-                    self.error(f"builtin '{n}' needs numeric arguments but found bool", a.span)
+                    self.error(
+                        f"builtin '{n}' needs numeric arguments but found bool", a.span
+                    )
                 if is_float(t):
                     result = promote(result, t)
             return result
@@ -711,12 +801,26 @@ class _StmtChecker:
         if t is None:
             for a in e.args:
                 self.expr(a)
-            what = "size" if n in self.d.size_spans else "index" if n in self.indices else None
+            what = (
+                "size"
+                if n in self.d.size_spans
+                else "index"
+                if n in self.indices
+                else None
+            )
             if what is not None:
-                self.error(f"'{n}' is {'a' if what == 'size' else 'an'} {what}, not a tensor", e.callee.span)
+                self.error(
+                    f"'{n}' is {'a' if what == 'size' else 'an'} {what}, not a tensor",
+                    e.callee.span,
+                )
+            elif self.temporary_read_early(n, e.callee.span):
+                pass
             else:
                 cands = [*self.d.tensors, *BUILTIN_ARITY]
-                self.error(f"undefined tensor or function '{n}'{_did_you_mean(n, cands)}", e.callee.span)
+                self.error(
+                    f"undefined tensor or function '{n}'{_did_you_mean(n, cands)}",
+                    e.callee.span,
+                )
             return "float32"
         self.use_tensor(t, e.callee.span)
         for a in e.args:
@@ -800,14 +904,19 @@ class _StmtChecker:
         if form is None:
             return  # data-dependent or non-affine: bounds-checked at run time
         coeffs, rest = form
-        self.accesses.append(Access(tensor, dim, coeffs, rest, sub.span))
+        access = Access(tensor, dim, coeffs, rest, sub.span)
+        if access in self.accesses:
+            return  # a let used twice: the same access again
+        self.accesses.append(access)
         origin = (tensor, dim, sub)
         self.constraints.append(ri.Constraint(coeffs, rest, origin))
         self.constraints.append(
             ri.Constraint({k: -v for k, v in coeffs.items()}, extent - 1 - rest, origin)
         )
 
-    def infer_ranges(self, out: list[str], red: list[str]) -> dict[str, tuple[SizeExpr, SizeExpr]]:
+    def infer_ranges(
+        self, out: list[str], red: list[str]
+    ) -> dict[str, tuple[SizeExpr, SizeExpr]]:
         res = ri.infer([*out, *red], self.constraints, self.presolved)
         if res.unsolved:
             for v in res.unsolved:
@@ -829,12 +938,15 @@ class _StmtChecker:
                     f"give '{v}' a range with a where clause",
                     self.index_spans[v],
                 )
-        for v in red:
+        for v in [*out, *red]:
             lo, hi = res.ranges[v]
-            r = diff_range(hi, lo)
-            if r is not None and r[1] < 0:
+            if v in out and lo != SizeExpr.lit(0):
+                continue  # reported above
+            if provably_le(hi + 1, lo):  # hi < lo for every value of the sizes
+                kind = "output index" if v in out else "index"
                 self.error(
-                    f"the range of index '{v}' is always empty: [{lo}, {hi})",
+                    f"the range of {kind} '{v}' is always empty: [{lo}, {hi}); "
+                    f"check the where ranges and subscripts of this statement",
                     self.index_spans[v],
                 )
         if not self.ok:
@@ -854,8 +966,12 @@ class _StmtChecker:
                 high = high + ((hi - 1) * c if c > 0 else lo * c)
             over = diff_range(high, extent - 1)
             under = diff_range(low, SizeExpr.lit(0))
-            if (over is not None and over[0] > 0) or (under is not None and under[1] < 0):
-                where = ", ".join(f"{v} in [{ranges[v][0]}, {ranges[v][1]})" for v in acc.coeffs)
+            if (over is not None and over[0] > 0) or (
+                under is not None and under[1] < 0
+            ):
+                where = ", ".join(
+                    f"{v} in [{ranges[v][0]}, {ranges[v][1]})" for v in acc.coeffs
+                )
                 self.error(
                     f"access to '{acc.tensor}' is out of bounds: subscript {acc.dim} "
                     f"ranges over [{low}, {high}] but the extent is {extent}"

@@ -163,15 +163,16 @@ def test_constant_where_range() -> None:
 
 
 def test_exists_shapes_an_output() -> None:
-    d = check("def ones_like(float(M, N) X) -> (O) { O(m, n) = 1.0 where exists X(m, n) }")
+    d = check(
+        "def ones_like(float(M, N) X) -> (O) { O(m, n) = 1.0 where exists X(m, n) }"
+    )
     assert ranges(d) == {"m": ("0", "M"), "n": ("0", "N")}
     assert extents(d, "O") == ["M", "N"]
 
 
 def test_let_binding_is_inlined_for_ranges() -> None:
     d = check(
-        "def f(float(N) A, float(N) B) -> (O) "
-        "{ O(n) = d * d where d = A(n) - B(n) }"
+        "def f(float(N) A, float(N) B) -> (O) { O(n) = d * d where d = A(n) - B(n) }"
     )
     assert ranges(d) == {"n": ("0", "N")}
     d = check("def f(float(N) A) -> (O) { O(i) = A(j) where j = 2 * i + 1 }")
@@ -203,7 +204,9 @@ def f(float(I) B) -> (A, C) {
 
 
 def test_zero_d_output_and_full_reduction() -> None:
-    d = check("def count_pos(float(N) X) -> (int32 cnt) { cnt +=! int32(X(r_n) > 0.0) }")
+    d = check(
+        "def count_pos(float(N) X) -> (int32 cnt) { cnt +=! int32(X(r_n) > 0.0) }"
+    )
     assert ranges(d) == {"r_n": ("0", "N")}
     assert extents(d, "cnt") == []
     assert d.output_extents({"N": 5}) == [()]
@@ -239,7 +242,9 @@ def test_lhs_range_must_start_at_zero(source: str, interval: str) -> None:
 
 
 def test_gradient_of_a_1x1_convolution_is_fine() -> None:
-    d = check("def f(float(HO) dO, float(1) W) -> (dI) { dI(h) +=! dO(h - kh) * W(kh) }")
+    d = check(
+        "def f(float(HO) dO, float(1) W) -> (dI) { dI(h) +=! dO(h - kh) * W(kh) }"
+    )
     assert ranges(d) == {"h": ("0", "HO"), "kh": ("0", "1")}
     assert extents(d, "dI") == ["HO"]
 
@@ -267,7 +272,9 @@ def test_unsolvable_lists_constraints_and_suggests_where() -> None:
 
 def test_unconstrained_reduction_index() -> None:
     # k appears only in a data-dependent subscript: no constraint at all.
-    err = error("def f(float(N) X, int32(N) Idx) -> (Y) { Y(i) +=! X(i) * X(Idx(0) + k) }")
+    err = error(
+        "def f(float(N) X, int32(N) Idx) -> (Y) { Y(i) +=! X(i) * X(Idx(0) + k) }"
+    )
     assert "index 'k'" in str(err)
     assert "constraints: none" in str(err)
 
@@ -312,10 +319,16 @@ def test_reduction_where_too_large_for_some_sizes() -> None:
     d.check_sizes({"N": 0, "K": 7})  # nothing is read
 
 
+def test_an_access_through_a_let_used_twice_is_reported_once() -> None:
+    err = error(
+        "def f(float(N) X) -> (O) { O(i) = d + d where d = X(i), i in 0:N + 1 }"
+    )
+    assert len(err.errors) == 1
+
+
 def test_data_dependent_subscripts_do_not_constrain() -> None:
     d = check(
-        "def take_rows(float(V, D) E, int32(K) Idx) -> (O) "
-        "{ O(k, d) = E(Idx(k), d) }"
+        "def take_rows(float(V, D) E, int32(K) Idx) -> (O) { O(k, d) = E(Idx(k), d) }"
     )
     assert ranges(d) == {"k": ("0", "K"), "d": ("0", "D")}
     assert extents(d, "O") == ["K", "D"]
@@ -340,6 +353,7 @@ def test_empty_sizes_are_fine() -> None:
     d = check("def f(float(H) I, float(KH) W) -> (O) { O(h) +=! I(h + kh) * W(kh) }")
     d.check_sizes({"H": 0, "KH": 0})
     d.check_sizes({"H": 2, "KH": 5})  # O is empty (extent <= 0)
+    assert d.output_extents({"H": 2, "KH": 5}) == [(0,)]  # never negative
 
 
 # ------------------------------------------------------------- consistency

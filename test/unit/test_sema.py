@@ -120,7 +120,9 @@ def test_unknown_name_in_a_subscript_is_an_index() -> None:
 )
 def test_builtin_names_cannot_be_redefined(source: str) -> None:
     errs = errors(source)
-    assert any("is a builtin function and cannot be redefined" in e.message for e in errs)
+    assert any(
+        "is a builtin function and cannot be redefined" in e.message for e in errs
+    )
 
 
 def test_duplicate_names() -> None:
@@ -178,8 +180,7 @@ def test_sizes_and_indices_are_int32_values() -> None:
 
 def test_index_variables_are_local_to_a_statement() -> None:
     d = one(
-        "def f(float(N) X, float(M) Z) -> (Y, W) {\n"
-        "    Y(i) = X(i)\n    W(i) = Z(i)\n}"
+        "def f(float(N) X, float(M) Z) -> (Y, W) {\n    Y(i) = X(i)\n    W(i) = Z(i)\n}"
     )
     assert [str(s.ranges["i"][1]) for s in d.statements] == ["N", "M"]
 
@@ -272,8 +273,7 @@ def test_in_place_updates_of_an_output() -> None:
 
 def test_temporaries() -> None:
     prog = ok(
-        "def f(float(N) X) -> (Y) {\n"
-        "    t(n) = exp(X(n))\n    Y(n) = t(n) / 2.0\n}"
+        "def f(float(N) X) -> (Y) {\n    t(n) = exp(X(n))\n    Y(n) = t(n) / 2.0\n}"
     )
     d = prog.defs[0]
     assert d.tensors["t"].kind == "temp"
@@ -288,7 +288,9 @@ def test_unused_temporary_is_a_warning() -> None:
     assert "temporary 't' is written but never read" in w.message
     assert w.render().startswith("sema.tc:2:5: warning: ")
     seen: list[Diagnostic] = []
-    parse_tc("def f(float(N) X) -> (Y) { t(n) = X(n)\n Y(n) = X(n) }", on_warning=seen.append)
+    parse_tc(
+        "def f(float(N) X) -> (Y) { t(n) = X(n)\n Y(n) = X(n) }", on_warning=seen.append
+    )
     assert len(seen) == 1
 
 
@@ -344,26 +346,44 @@ def test_implicit_conversions() -> None:
 
 
 def test_literal_types() -> None:
-    assert rhs_type("def f(float(N) X) -> (Y) { Y(n) = 3 where exists X(n) }") == "int32"
-    assert rhs_type("def f(float(N) X) -> (Y) { Y(n) = 1.5 where exists X(n) }") == "float32"
-    assert rhs_type("def f(float(N) X) -> (Y) { Y(n) = 3E-5 where exists X(n) }") == "float32"
-    assert rhs_type("def f(float(N) X) -> (Y) { Y(n) = 2e10 where exists X(n) }") == "float32"
+    assert (
+        rhs_type("def f(float(N) X) -> (Y) { Y(n) = 3 where exists X(n) }") == "int32"
+    )
+    assert (
+        rhs_type("def f(float(N) X) -> (Y) { Y(n) = 1.5 where exists X(n) }")
+        == "float32"
+    )
+    assert (
+        rhs_type("def f(float(N) X) -> (Y) { Y(n) = 3E-5 where exists X(n) }")
+        == "float32"
+    )
+    assert (
+        rhs_type("def f(float(N) X) -> (Y) { Y(n) = 2e10 where exists X(n) }")
+        == "float32"
+    )
     assert rhs_type("def f(double(N) X) -> (Y) { Y(n) = X(n) * 2.0 }") == "float64"
     assert rhs_type("def f(int8(N) X) -> (Y) { Y(n) = X(n) + 1 }") == "int32"
 
 
 def test_comparisons_and_logic_give_bool() -> None:
-    src = "def f(float(N) X) -> (Y) { Y(n) = X(n) > 0.0 && !(X(n) == 1.0) || X(n) <= -1 }"
+    src = (
+        "def f(float(N) X) -> (Y) { Y(n) = X(n) > 0.0 && !(X(n) == 1.0) || X(n) <= -1 }"
+    )
     assert rhs_type(src) == "bool"
     assert elem(src, "Y") == "bool"
 
 
 def test_logical_operators_need_bool() -> None:
     errs = errors("def f(float(N) X) -> (Y) { Y(n) = X(n) && X(n) > 0.0 }")
-    assert len(errs) == 1 and "'&&' needs bool operands but found float32" in errs[0].message
+    assert (
+        len(errs) == 1
+        and "'&&' needs bool operands but found float32" in errs[0].message
+    )
     assert errs[0].span is not None and errs[0].span.text == "X(n)"
     error("def f(int32(N) X) -> (Y) { Y(n) = !X(n) }", "'!' needs a bool operand")
-    error("def f(float(N) X) -> (Y) { Y(n) = X(n) || 1 > 0 }", "'||' needs bool operands")
+    error(
+        "def f(float(N) X) -> (Y) { Y(n) = X(n) || 1 > 0 }", "'||' needs bool operands"
+    )
 
 
 def test_ternary_condition_must_be_bool() -> None:
@@ -400,7 +420,13 @@ def test_annotated_output_narrowing_needs_a_cast() -> None:
     src = "def f(float(N) X) -> (int32 Y) { Y(n) = int32(X(n)) }"
     assert elem(src, "Y") == "int32"
     assert elem("def f(int8(N) X) -> (float Y) { Y(n) = X(n) }", "Y") == "float32"
-    assert elem("def count_pos(float(N) X) -> (int32 cnt) { cnt +=! int32(X(r_n) > 0.0) }", "cnt") == "int32"
+    assert (
+        elem(
+            "def count_pos(float(N) X) -> (int32 cnt) { cnt +=! int32(X(r_n) > 0.0) }",
+            "cnt",
+        )
+        == "int32"
+    )
 
 
 def test_later_statements_keep_the_first_type() -> None:
@@ -415,8 +441,13 @@ def test_arithmetic_on_bool_needs_a_cast() -> None:
         "def f(float(N) X) -> (Y) { Y(n) = (X(n) > 0.0) + (X(n) < 1.0) }",
         "'+' needs numeric operands but both are bool",
     )
-    error("def f(float(N) X) -> (Y) { Y(n) = -(X(n) > 0.0) }", "'-' needs a numeric operand")
-    error("def f(float(N) X) -> (Y) { Y +=! X(n) > 0.0 }", "cannot reduce into bool 'Y'")
+    error(
+        "def f(float(N) X) -> (Y) { Y(n) = -(X(n) > 0.0) }",
+        "'-' needs a numeric operand",
+    )
+    error(
+        "def f(float(N) X) -> (Y) { Y +=! X(n) > 0.0 }", "cannot reduce into bool 'Y'"
+    )
     # Promotion to an integer or an annotated integer output is fine.
     assert rhs_type("def f(float(N) X) -> (Y) { Y(n) = (X(n) > 0.0) + 1 }") == "int32"
     assert elem("def f(float(N) X) -> (int32 Y) { Y +=! X(n) > 0.0 }", "Y") == "int32"
@@ -441,8 +472,14 @@ def test_scalar_inputs() -> None:
 
 def test_float16_is_not_supported_yet() -> None:
     error("def f(float16(N) X) -> (Y) { Y(n) = X(n) }", "float16 is not supported yet")
-    error("def f(float(N) X) -> (float16 Y) { Y(n) = X(n) }", "float16 is not supported yet")
-    error("def f(float(N) X) -> (Y) { Y(n) = float16(X(n)) }", "float16 is not supported yet")
+    error(
+        "def f(float(N) X) -> (float16 Y) { Y(n) = X(n) }",
+        "float16 is not supported yet",
+    )
+    error(
+        "def f(float(N) X) -> (Y) { Y(n) = float16(X(n)) }",
+        "float16 is not supported yet",
+    )
 
 
 # ------------------------------------------------------------------ builtins
@@ -471,7 +508,10 @@ def test_builtin_result_types() -> None:
 
 def test_builtin_misuse() -> None:
     error("def f(float(N) X) -> (Y) { Y(n) = exp }", "builtin 'exp' must be called")
-    error("def f(float(N) X) -> (Y) { Y(n) = lgamma(X(n)) }", "'lgamma' is not supported yet")
+    error(
+        "def f(float(N) X) -> (Y) { Y(n) = lgamma(X(n)) }",
+        "'lgamma' is not supported yet",
+    )
     error(
         "def f(float(N) X) -> (Y) { Y(n) = exp(X(n) > 0.0) }",
         "needs numeric arguments but found bool",
@@ -517,7 +557,26 @@ def test_several_independent_errors_are_all_reported() -> None:
         "}\n"
     )
     assert len(errs) == 4
-    assert [e.span.source.line_col(e.span.start)[0] for e in errs if e.span] == [2, 3, 4, 7]
+    assert [e.span.source.line_col(e.span.start)[0] for e in errs if e.span] == [
+        2,
+        3,
+        4,
+        7,
+    ]
+
+
+def test_no_cascade_after_a_failed_statement() -> None:
+    # T's statement fails; reading or accumulating into T says nothing more.
+    errs = errors(
+        "def f(float(N) X) -> (Y) {\n"
+        "    T(n) = Xx(n)\n"
+        "    T(n) += X(n)\n"
+        "    Y(n) = T(n) + X(n)\n"
+        "}"
+    )
+    assert [e.message for e in errs] == [
+        "undefined tensor or function 'Xx'; did you mean 'X'?"
+    ]
 
 
 def test_every_error_is_located() -> None:
@@ -531,4 +590,6 @@ def test_every_error_is_located() -> None:
     ]
     for src in bad:
         for e in errors(src):
-            assert e.render().startswith("sema.tc:1:") or e.render().startswith("sema.tc:2:")
+            assert e.render().startswith("sema.tc:1:") or e.render().startswith(
+                "sema.tc:2:"
+            )
