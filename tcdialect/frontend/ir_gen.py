@@ -198,7 +198,9 @@ class _BodyGen:
             case ast.Cast(to=to, operand=o):
                 return self.value(o, to)
             case ast.Unary(op="!", operand=o):
-                return self.op(arith.XOrIOp(self.value(o, "bool"), self.const(1, "bool")))
+                return self.op(
+                    arith.XOrIOp(self.value(o, "bool"), self.const(1, "bool"))
+                )
             case ast.Unary(operand=o):
                 x = self.value(o, t)
                 if is_float(t):
@@ -227,7 +229,9 @@ class _BodyGen:
                 return self.op(cls(x, y))
             case ast.Ternary(cond=c, then=a, other=b):
                 return self.op(
-                    arith.SelectOp(self.value(c, "bool"), self.value(a, t), self.value(b, t))
+                    arith.SelectOp(
+                        self.value(c, "bool"), self.value(a, t), self.value(b, t)
+                    )
                 )
             case _:  # pragma: no cover
                 raise AssertionError(f"unexpected expression {e!r}")
@@ -236,7 +240,12 @@ class _BodyGen:
         if is_float(t):
             if op == "%":
                 return self.op(tc.BuiltinOp("fmod", [x, y]))
-            cls = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}[op]
+            cls = {
+                "+": arith.AddfOp,
+                "-": arith.SubfOp,
+                "*": arith.MulfOp,
+                "/": arith.DivfOp,
+            }[op]
             return self.op(cls(x, y))
         if op in "+-*":
             cls = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp}[op]
@@ -271,10 +280,16 @@ class _BodyGen:
                 self.let_values[n, t] = self.value(self.st.lets[n], t)
             return self.let_values[n, t]
         if n in self.index_args:
-            return self.convert(self.op(arith.IndexCastOp(self.index_args[n], value_type("int32"))), "int32", t)
+            return self.convert(
+                self.op(arith.IndexCastOp(self.index_args[n], value_type("int32"))),
+                "int32",
+                t,
+            )
         if n in self.sizes:
             size = self.op(tc.SizeOp(n))
-            return self.convert(self.op(arith.IndexCastOp(size, value_type("int32"))), "int32", t)
+            return self.convert(
+                self.op(arith.IndexCastOp(size, value_type("int32"))), "int32", t
+            )
         tensor = self.values[n]
         return self.op(tc.ReadOp(tensor, []))
 
@@ -303,7 +318,10 @@ class _BodyGen:
                 return n in self.index_args or n in self.sizes
             case ast.Unary(op="-", operand=o):
                 return self.is_index_expr(o)
-            case ast.Binary(op="+" | "-" | "*" | "/" | "%", lhs=a, rhs=b) | ast.MinMax(lhs=a, rhs=b):
+            case (
+                ast.Binary(op="+" | "-" | "*" | "/" | "%", lhs=a, rhs=b)
+                | ast.MinMax(lhs=a, rhs=b)
+            ):
                 return self.is_index_expr(a) and self.is_index_expr(b)
             case _:
                 return False
@@ -410,6 +428,4 @@ def gen_module(program: CheckedProgram) -> ModuleOp:
     try:
         return ModuleOp([gen_def(d) for d in program.defs])
     except VerifyException as e:
-        raise TCError(
-            f"internal error: the frontend produced invalid IR: {e}"
-        ) from e
+        raise TCError(f"internal error: the frontend produced invalid IR: {e}") from e

@@ -12,6 +12,8 @@ to the tc dialect.
 from __future__ import annotations
 
 import difflib
+import math
+import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -673,7 +675,13 @@ class _StmtChecker:
         match e:
             case ast.IntLit():
                 return "int32"
-            case ast.FloatLit():
+            case ast.FloatLit(value=v):
+                if not _fits_float32(v):
+                    self.error(
+                        f"floating literal '{e.span.text}' is out of range for "
+                        f"float32 (largest: 3.4028235e38)",
+                        e.span,
+                    )
                 return "float32"
             case ast.Name(name=n):
                 return self.name(e, n)
@@ -945,8 +953,7 @@ class _StmtChecker:
             if provably_le(hi + 1, lo):  # hi < lo for every value of the sizes
                 kind = "output index" if v in out else "index"
                 self.error(
-                    f"the range of {kind} '{v}' is always empty: [{lo}, {hi}); "
-                    f"check the where ranges and subscripts of this statement",
+                    f"the range of {kind} '{v}' is always empty: [{lo}, {hi})",
                     self.index_spans[v],
                 )
         if not self.ok:
@@ -980,6 +987,16 @@ class _StmtChecker:
                 )
         if not self.ok:
             raise _Skip
+
+
+def _fits_float32(v: float) -> bool:
+    """Whether `v` rounds to a finite float32 (tiny values round to 0)."""
+    if math.isnan(v):
+        return True
+    try:
+        return math.isfinite(struct.unpack("f", struct.pack("f", v))[0])
+    except OverflowError:
+        return False
 
 
 def _describe(c: ri.Constraint) -> str:

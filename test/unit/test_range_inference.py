@@ -290,6 +290,19 @@ def test_where_range_provably_too_large_is_a_compile_time_error() -> None:
     assert diag.span is not None and diag.span.text == "i"
 
 
+def test_where_range_leaving_no_output_index_is_an_error() -> None:
+    # i + k <= N - 1 for every k < N + 2 gives i <= -2: never an extent of -1.
+    err = error("def f(float(N) A) -> (B) { B(i) +=! A(i + k) where k in 0:N + 2 }")
+    (diag,) = err.errors
+    assert diag.message == "the range of output index 'i' is always empty: [0, -1)"
+    err = error("def f(float(N) A) -> (B) { B(i) = A(0) where i in 0:-N - 1 }")
+    assert "always empty: [0, -N - 1)" in err.errors[0].message
+    # Empty for some sizes only is fine: the output is then empty.
+    d = check("def f(float(N) A) -> (B) { B(i) +=! A(i + k) where k in 0:4 }")
+    assert extents(d, "B") == ["N - 3"]
+    assert d.output_extents({"N": 2}) == [(0,)]
+
+
 def test_where_range_too_large_only_for_some_sizes_is_a_call_time_error() -> None:
     d = check(
         """

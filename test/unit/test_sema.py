@@ -259,6 +259,18 @@ def test_read_before_write() -> None:
     )
 
 
+def test_temporary_read_before_its_first_statement() -> None:
+    prog_errors = errors(
+        "def f(float(N) A) -> (B) {\n    B(i) = T(i) + A(i)\n    T(i) = A(i)\n}"
+    )
+    assert [e.message for e in prog_errors] == ["'T' is read before it is written"]
+    assert prog_errors[0].render().startswith("sema.tc:2:12: error: ")
+    error(
+        "def f(float(N) A) -> (B) {\n    B(i) = A(i) + T\n    T +=! A(r)\n}",
+        "'T' is read before it is written",
+    )
+
+
 def test_output_never_written() -> None:
     error("def f(float(N) X) -> (Y, Z) { Y(n) = X(n) }", "output 'Z' is never written")
 
@@ -363,6 +375,16 @@ def test_literal_types() -> None:
     )
     assert rhs_type("def f(double(N) X) -> (Y) { Y(n) = X(n) * 2.0 }") == "float64"
     assert rhs_type("def f(int8(N) X) -> (Y) { Y(n) = X(n) + 1 }") == "int32"
+
+
+def test_float_literal_out_of_float32_range() -> None:
+    error(
+        "def f(float(N) X) -> (Y) { Y(i) = 1e39 + X(i) }",
+        "floating literal '1e39' is out of range for float32",
+    )
+    error("def f(float(N) X) -> (Y) { Y(i) = 1e400 + X(i) }", "'1e400' is out of range")
+    # 3.4028235e38 rounds to the largest float32; tiny values round to 0.
+    one("def f(float(N) X) -> (Y) { Y(i) = 3.4028235e38 + 1e-50 + X(i) }")
 
 
 def test_comparisons_and_logic_give_bool() -> None:
