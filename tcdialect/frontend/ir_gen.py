@@ -178,12 +178,9 @@ class _BodyGen:
     # ------------------------------------------------------------- values
     def value(self, e: ast.Expr, want: str | None = None) -> SSAValue:
         """Emit `e` and convert it to type `want` (default: its own type)."""
-        t = self.st.type_of(e) if id(e) in self.st.types else self.infer_let(e)
+        t = self.st.type_of(e)
         v = self._value(e, t)
         return self.convert(v, t, want) if want is not None else v
-
-    def infer_let(self, e: ast.Expr) -> str:
-        raise AssertionError(f"expression without a type: {e!r}")
 
     def _value(self, e: ast.Expr, t: str) -> SSAValue:
         match e:

@@ -648,8 +648,6 @@ class _StmtChecker:
             case ast.Name(name=n):
                 if in_subscript and not self.is_known(n):
                     self.add_index(n, e.span)
-                elif n in self.lets:
-                    pass
             case ast.Access(callee=c, args=args):
                 sub = in_subscript or c.name not in BUILTIN_ARITY
                 for a in args:
