@@ -18,6 +18,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return TC
 
+    def get_tcrt() -> Dialect:
+        from tcdialect.dialects.tcrt import TCRT
+
+        return TCRT
+
     return {
         "tc": get_tc,
+        "tcrt": get_tcrt,
     }

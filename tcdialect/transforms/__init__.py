@@ -4,9 +4,8 @@
 imports the pass class only when it is first needed, like
 `xdsl.transforms.get_all_passes`. Each pass lives in its own module, named like
 the pass with underscores (`convert-tc-to-affine` in `convert_tc_to_affine.py`).
-
-No passes exist yet: they arrive with the lowering stages (tc → affine →
-scheduled → loops → llvm), each adding one entry here.
+The named pipelines of `tcdialect.pipeline` are registered here too.
+See docs/pipeline.md for the stages and the contracts between passes.
 """
 
 from collections.abc import Callable
@@ -16,4 +15,56 @@ from xdsl.passes import ModulePass
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return a mapping from pass name to a factory returning the pass class."""
-    return {}
+
+    def get_tc_specialize() -> type[ModulePass]:
+        from tcdialect.transforms.tc_specialize import TcSpecializePass
+
+        return TcSpecializePass
+
+    def get_convert_tc_to_affine() -> type[ModulePass]:
+        from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
+
+        return ConvertTcToAffinePass
+
+    def get_convert_affine_to_scf() -> type[ModulePass]:
+        from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
+
+        return ConvertAffineToScfPass
+
+    def get_outline_parallel_loops() -> type[ModulePass]:
+        from tcdialect.transforms.outline_parallel_loops import (
+            OutlineParallelLoopsPass,
+        )
+
+        return OutlineParallelLoopsPass
+
+    def get_convert_to_llvm() -> type[ModulePass]:
+        from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
+
+        return ConvertToLlvmPass
+
+    def get_tc_to_affine() -> type[ModulePass]:
+        from tcdialect.pipeline import TcToAffinePipeline
+
+        return TcToAffinePipeline
+
+    def get_tc_to_loops() -> type[ModulePass]:
+        from tcdialect.pipeline import TcToLoopsPipeline
+
+        return TcToLoopsPipeline
+
+    def get_tc_to_llvm() -> type[ModulePass]:
+        from tcdialect.pipeline import TcToLlvmPipeline
+
+        return TcToLlvmPipeline
+
+    return {
+        "tc-specialize": get_tc_specialize,
+        "convert-tc-to-affine": get_convert_tc_to_affine,
+        "convert-affine-to-scf": get_convert_affine_to_scf,
+        "outline-parallel-loops": get_outline_parallel_loops,
+        "convert-to-llvm": get_convert_to_llvm,
+        "tc-to-affine": get_tc_to_affine,
+        "tc-to-loops": get_tc_to_loops,
+        "tc-to-llvm": get_tc_to_llvm,
+    }
