@@ -24,13 +24,26 @@ lint: venv
 	$(BIN)/ruff format --check .
 
 unit: venv
-	$(BIN)/pytest -n 2 test/unit
+	$(BIN)/pytest -n 2 test/unit test/e2e
 
 filecheck: venv
 	$(BIN)/lit -v test
 
 demo: venv
 	$(BIN)/python examples/demo.py
+
+# Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md; ~10 min).
+# Extra arguments: make bench BENCH_ARGS="--quick" (or --only, --threads ...).
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+.PHONY: bench
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 format: venv
 	$(BIN)/ruff format .

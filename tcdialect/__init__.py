@@ -1,24 +1,45 @@
 """tcdialect: Tensor Comprehensions as an xDSL dialect pipeline.
 
-The public surface so far:
+The public surface:
 
+* `define(source, entry=None, *, target="cpu", options=None) -> Kernel`:
+  compile a TC definition; call the `Kernel` on NumPy arrays.
+* `CpuOptions`: threads, specialisation; `clear_cache()` drops compiled code.
 * `TCError`: every user-facing failure, with located diagnostics.
 * `parse_tc(source, filename)`: TC source to a verified module of `tc.def`s.
 * `reference.run(module, entry, inputs)`: the NumPy reference interpreter.
-
-Compilation for the CPU and GPU (`define`, `Kernel`) comes with the later stages.
 """
+
+from typing import Any
 
 from tcdialect.diagnostics import Diagnostic, TCError
 
 __version__ = "0.1.0"
 
-__all__ = ["Diagnostic", "TCError", "__version__", "parse_tc"]
+__all__ = [
+    "CpuOptions",
+    "Diagnostic",
+    "Kernel",
+    "TCError",
+    "__version__",
+    "clear_cache",
+    "define",
+    "parse_tc",
+]
+
+_LAZY = {
+    "parse_tc": "tcdialect.frontend",
+    "define": "tcdialect.kernel",
+    "Kernel": "tcdialect.kernel",
+    "CpuOptions": "tcdialect.kernel",
+    "clear_cache": "tcdialect.kernel",
+}
 
 
-def __getattr__(name: str):  # lazy: importing tcdialect stays cheap
-    if name == "parse_tc":
-        from tcdialect.frontend import parse_tc
+def __getattr__(name: str) -> Any:  # lazy: importing tcdialect stays cheap
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tcdialect' has no attribute {name!r}")
+    import importlib
 
-        return parse_tc
-    raise AttributeError(f"module 'tcdialect' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -73,14 +73,28 @@ class TcOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
 
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
-        for name, factory in get_all_dialects().items():
+        # Like super()'s, except that our dialects replace xDSL's of the same
+        # name (`affine`: MLIR's syntax for memory accesses).
+        from xdsl.universe import Universe
+
+        ours = get_all_dialects()
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            if name not in ours:
+                self.ctx.register_dialect(name, factory)
+        for name, factory in ours.items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        # Ours replace xDSL's `llvm`; llvmlite is imported only when emitting.
+        from tcdialect.backend.targets import get_all_targets
+
+        self.available_targets.update(get_all_targets())
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()

@@ -13,6 +13,12 @@ from xdsl.ir import Dialect
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Return a mapping from dialect name to a factory returning the dialect."""
 
+    def get_affine() -> Dialect:
+        # Replaces xDSL's `affine`: same ops, MLIR's syntax for memory accesses.
+        from tcdialect.dialects.affine import Affine
+
+        return Affine
+
     def get_tc() -> Dialect:
         from tcdialect.dialects.tc import TC
 
@@ -24,6 +30,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return TCRT
 
     return {
+        "affine": get_affine,
         "tc": get_tc,
         "tcrt": get_tcrt,
     }

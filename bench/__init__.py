@@ -1,0 +1,27 @@
+"""Side-by-side CPU benchmark of tcdialect against NumPy and PyTorch.
+
+`python -m bench` (or `make bench`) times every kernel of `bench.kernels` with
+our JIT (`tcdialect.define`), NumPy and PyTorch CPU at a matched thread count,
+next to the roofline bound measured in the same run, and writes
+`bench/RESULTS.md`. The method follows the team's performance anchor: peers
+interleaved in one process with the order rotated each round, a 96 MiB cache
+flush before every timed call, warm-up first, medians, every result checked
+against a float64 NumPy reference.
+
+Modules:
+
+* `harness`: cache flush, interleaved timing, error metric.
+* `machine`: peak GFLOP/s and streaming GB/s of this machine, its description.
+* `kernels`: the kernel table (TC source, NumPy and torch peers, flops, sizes).
+* `ours`: the tcdialect column, which degrades to a short error message.
+* `runner`: the command line and the run itself.
+* `report`: the Markdown report and the stdout table.
+* `validate`: checks each TC source and each peer against the reference
+  interpreter at small sizes (`python -m bench --validate`).
+"""
+
+import os
+
+# PyTorch reads this once at import: huge-page backed allocations make a fresh
+# 64 MiB output 2-3x cheaper (anchor-perf.md). Set before anything imports torch.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")

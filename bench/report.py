@@ -1,0 +1,283 @@
+"""Render a `RunResult` as Markdown (bench/RESULTS.md) and as stdout text.
+
+Times are medians in ms; `(×N)` is time / roofline bound (1.0 = at the
+bound; lower is better); `ours / best` is our time over the faster correct
+peer (below 1 = we win).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from bench.harness import TOLERANCE
+from bench.runner import IMPLS, ImplResult, Row, RunResult
+
+HEADER = (
+    "| kernel | GFLOP | MB | bound ms | ours ms (×bound) | numpy ms (×bound) "
+    "| torch ms (×bound) | ours / best peer | cold compile s | cached compile s |"
+)
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if ms < 1 else f"{ms:.2f}"
+
+
+def impl_cell(r: ImplResult, bound_s: float) -> str:
+    """`12.34 (×1.5)`, `*` when the API allocates, ERR for wrong or failed."""
+    if r.error is not None:
+        return f"ERR: {r.error}"
+    if r.median_s is None or math.isnan(r.median_s):
+        return "-"
+    mark = "*" if r.allocates else ""
+    mark += "†" if r.from_first_call else ""
+    if not r.ok:
+        return f"ERR {_ms(r.median_s)}{mark} (rel err {r.rel_err:.1e})"
+    ratio = r.median_s / bound_s if bound_s > 0 else float("nan")
+    return f"{_ms(r.median_s)}{mark} (×{ratio:.1f})"
+
+
+def best_peer_s(row: Row) -> float | None:
+    """The faster correct peer's median time, if any peer is correct."""
+    times = [
+        row.impls[n].median_s
+        for n in ("numpy", "torch")
+        if n in row.impls and row.impls[n].ok
+    ]
+    return min(t for t in times if t is not None) if times else None
+
+
+def ratio_cell(row: Row) -> str:
+    """Our time over the best peer's, or `-`."""
+    ours = row.impls.get("ours")
+    best = best_peer_s(row)
+    if ours is None or not ours.ok or best is None or ours.median_s is None:
+        return "-"
+    return f"{ours.median_s / best:.2f}"
+
+
+def _s(value: float | None, fmt: str = "{:.3f}") -> str:
+    return "-" if value is None or math.isnan(value) else fmt.format(value)
+
+
+def table(rows: list[Row]) -> str:
+    """The main Markdown table."""
+    lines = [HEADER, "|" + "---|" * 10]
+    for row in rows:
+        cells = [
+            row.name,
+            f"{row.flops / 1e9:.3f}",
+            f"{row.nbytes / 1e6:.1f}",
+            f"{_ms(row.bound_s)} ({row.bound_kind})",
+            *(impl_cell(row.impls[n], row.bound_s) for n in IMPLS),
+            ratio_cell(row),
+            _s(row.cold_s),
+            _s(row.cached_s, "{:.2g}"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def correctness_table(rows: list[Row]) -> str:
+    """Max relative error and sample count per implementation."""
+    lines = [
+        "| kernel | sizes | ours rel err (n) | numpy rel err (n) | torch rel err (n) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        cells = [row.name, " ".join(f"{k}={v}" for k, v in row.sizes.items())]
+        for n in IMPLS:
+            r = row.impls[n]
+            if r.error is not None or r.rel_err is None:
+                cells.append("-")
+            else:
+                flag = "" if r.rel_err <= TOLERANCE else " ERR"
+                cells.append(f"{r.rel_err:.1e}{flag} ({r.samples})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def scaling_text(result: RunResult) -> str:
+    """The elementwise chain at 1 and T threads, one line per implementation."""
+    if len(result.scaling) < 2:
+        return "(not run: needs the chain kernel and T > 1)"
+    one, many = result.scaling[0], result.scaling[-1]
+    t = many.threads
+    parts = []
+    for n in IMPLS:
+        a, b = one.impls[n], many.impls[n]
+        if a.ok and b.ok and a.median_s and b.median_s:
+            parts.append(
+                f"{n} {_ms(a.median_s)} → {_ms(b.median_s)} ms "
+                f"(speedup {a.median_s / b.median_s:.2f}×)"
+            )
+        else:
+            parts.append(
+                f"{n} {impl_cell(a, one.bound_s)} → {impl_cell(b, many.bound_s)}"
+            )
+    head = (
+        f"{one.name}, 1 → {t} threads (bound {_ms(one.bound_s)} → "
+        f"{_ms(many.bound_s)} ms): "
+    )
+    return head + "; ".join(parts)
+
+
+def overhead_text(result: RunResult) -> str:
+    """Median per-call time of a 1-element add with preallocated outputs."""
+    o = result.overhead_us
+    ours = (
+        f"{o['ours']:.1f} µs"
+        if o.get("ours") is not None
+        else f"ERR: {result.overhead_error}"
+    )
+    return (
+        f"k(a, b, out=c) on 1 element: ours {ours}; "
+        f"numpy np.add(out=) {o.get('numpy', float('nan')):.1f} µs; "
+        f"torch.add(out=) {o.get('torch', float('nan')):.1f} µs"
+    )
+
+
+def compile_text(rows: list[Row]) -> str:
+    """Median and max cold compile, median cached compile over the rows."""
+    cold = [r.cold_s for r in rows if r.cold_s is not None]
+    cached = [r.cached_s for r in rows if r.cached_s is not None]
+    if not cold:
+        return "(no compile times: the tcdialect column did not compile)"
+    text = (
+        f"cold: median {statistics.median(cold):.3f} s, max {max(cold):.3f} s "
+        f"over {len(cold)} kernels"
+    )
+    if cached:
+        text += f"; cached: median {statistics.median(cached) * 1e3:.2f} ms"
+    return text
+
+
+def summary_text(rows: list[Row]) -> str:
+    """Geometric means of ×bound per implementation and of ours / best peer."""
+    parts = []
+    for n in IMPLS:
+        xs = [
+            r.impls[n].median_s / r.bound_s
+            for r in rows
+            if r.impls[n].ok and r.bound_s > 0 and r.impls[n].median_s
+        ]
+        if xs:
+            geo = math.exp(sum(math.log(x) for x in xs) / len(xs))
+            parts.append(f"{n} ×{geo:.2f} ({len(xs)}/{len(rows)} rows)")
+    ratios = []
+    for r in rows:
+        best = best_peer_s(r)
+        o = r.impls["ours"]
+        if o.ok and best and o.median_s:
+            ratios.append(o.median_s / best)
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        parts.append(f"ours / best peer {geo:.2f}")
+    return "geomean ×bound: " + ("; ".join(parts) if parts else "-")
+
+
+def _limits_line(result: RunResult, t: int) -> str:
+    lim = result.limits[t]
+    s, e = result.limits_start[t], result.limits_end[t]
+    details = ", ".join(f"{k} {v:.1f}" for k, v in lim.details.items())
+    return (
+        f"- {t} thread(s): peak **{lim.peak_gflops:.1f} GFLOP/s**, bandwidth "
+        f"**{lim.bw_gbs:.1f} GB/s** (start {s.peak_gflops:.1f} / {s.bw_gbs:.1f}, "
+        f"end {e.peak_gflops:.1f} / {e.bw_gbs:.1f}); best probes: {details}"
+    )
+
+
+def markdown(result: RunResult) -> str:
+    """The full report."""
+    m = result.machine
+    t = result.threads
+    mode = "quick (small sizes, 1 timed call)" if result.quick else "full"
+    out = [
+        "# tcdialect CPU benchmark",
+        "",
+        "Generated by `python -m bench` (`make bench`); do not edit by hand.",
+        "",
+        "## Machine",
+        "",
+        *(f"- {k}: {v}" for k, v in m.items()),
+        f"- load average (1 min) at start / end: {result.load_avg[0]:.2f} / "
+        f"{result.load_avg[1]:.2f} (other processes add noise)",
+        "",
+        "Measured limits (best of start and end of the run; the figure at T threads "
+        "is at least the one at fewer threads):",
+        "",
+        *(_limits_line(result, tt) for tt in sorted(result.limits)),
+        "",
+        "## Method",
+        "",
+        f"Run mode: {mode}; threads T = {t} for every implementation (NumPy's BLAS "
+        "via threadpoolctl, `torch.set_num_threads`, ours via "
+        "`CpuOptions(threads=T)`); float32. Peers interleaved in one process, "
+        "order rotated each round; warm-up first; "
+        + (
+            "96 MiB cache flush before each timed call; "
+            if result.flush
+            else "no cache flush (warm caches); "
+        )
+        + f"median of the timed calls ({result.timing.rounds} round(s) × "
+        f"{result.timing.calls_per_round} call(s), fewer once an implementation "
+        f"has spent {result.timing.budget_s:g} s). Every result is checked against a float64 "
+        f"NumPy reference (normwise max relative error; > {TOLERANCE:g} = ERR). "
+        "Roofline bound = max(flops / peak, compulsory bytes / bandwidth), with "
+        "peak and bandwidth measured in this run; compulsory bytes = inputs read "
+        "once + outputs written once; (c) compute-, (m) memory-bound. "
+        "`×N` = time / bound. `*` = the peer's API allocates its output "
+        "(no `out=`); `†` = a single call (it alone exceeded the budget). "
+        "Ours is called as `k(*inputs, out=outs)`.",
+        "",
+        f"## Results (T = {t})",
+        "",
+        table(result.rows),
+        "",
+        summary_text(result.rows),
+        "",
+        "## Thread scaling (elementwise chain)",
+        "",
+        scaling_text(result),
+        "",
+        "## Call overhead and compile time",
+        "",
+        "- " + overhead_text(result),
+        "- compile (tcdialect): " + compile_text(result.rows),
+        "",
+        "## Correctness and sizes",
+        "",
+        correctness_table(result.rows),
+        "",
+        "Kernel notes:",
+        "",
+        *(f"- {r.name}: {r.note}" for r in result.rows if r.note),
+        "",
+        f"Run time: {result.elapsed_s:.0f} s.",
+        "",
+    ]
+    if result.api_error:
+        out.insert(4, f"**tcdialect column unavailable: {result.api_error}**\n")
+    return "\n".join(out)
+
+
+def stdout_text(result: RunResult) -> str:
+    """The table and the summary lines, for the terminal."""
+    lims = ", ".join(
+        f"{t}T {lim.peak_gflops:.1f} GFLOP/s / {lim.bw_gbs:.1f} GB/s"
+        for t, lim in sorted(result.limits.items())
+    )
+    return "\n".join(
+        [
+            "",
+            f"limits: {lims}; threads T = {result.threads}"
+            + (" (quick)" if result.quick else ""),
+            table(result.rows),
+            summary_text(result.rows),
+            "scaling: " + scaling_text(result),
+            "overhead: " + overhead_text(result),
+            "compile: " + compile_text(result.rows),
+            f"run time {result.elapsed_s:.0f} s",
+        ]
+    )

@@ -1,0 +1,406 @@
+"""The benchmark run: command line, per-kernel measurement, thread control.
+
+One row per kernel at T threads: our kernel, the NumPy peer and the torch
+peer are each called once and checked against the float64 reference, then
+timed interleaved (`harness.measure`). Machine limits are measured at the
+start and at the end of the run; the best of both gives the roofline bound.
+The elementwise chain is timed again at 1 and T threads for the scaling line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import ours
+from bench.harness import (
+    TOLERANCE,
+    CacheFlusher,
+    TimingConfig,
+    as_tuple,
+    max_rel_error,
+    measure,
+)
+from bench.kernels import CHAIN, Kernel, by_name, compulsory_bytes
+from bench.machine import Limits, describe, measure_limits
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "RESULTS.md"
+IMPLS = ("ours", "numpy", "torch")
+
+
+@dataclass
+class ImplResult:
+    """One implementation in one row."""
+
+    median_s: float | None = None
+    samples: int = 0
+    rel_err: float | None = None
+    error: str | None = None
+    allocates: bool = False
+    #: The only sample is the first call (it alone exceeded the budget).
+    from_first_call: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Ran, and its result matches the reference."""
+        return (
+            self.error is None
+            and self.rel_err is not None
+            and self.rel_err <= TOLERANCE
+            and self.median_s is not None
+        )
+
+
+@dataclass
+class Row:
+    """One kernel at one thread count."""
+
+    name: str
+    threads: int
+    sizes: dict[str, int]
+    flops: float
+    nbytes: int
+    impls: dict[str, ImplResult] = field(default_factory=dict)
+    cold_s: float | None = None
+    cached_s: float | None = None
+    note: str = ""
+    bound_s: float = float("nan")
+    bound_kind: str = "?"
+
+
+@dataclass
+class RunResult:
+    """Everything the report needs."""
+
+    threads: int
+    quick: bool
+    flush: bool
+    machine: dict[str, str]
+    limits: dict[int, Limits]
+    limits_start: dict[int, Limits]
+    limits_end: dict[int, Limits]
+    rows: list[Row]
+    scaling: list[Row]
+    overhead_us: dict[str, float | None]
+    overhead_error: str | None
+    api_error: str | None
+    elapsed_s: float
+    load_avg: tuple[float, float]
+    timing: TimingConfig
+
+
+@contextmanager
+def thread_limits(threads: int) -> Iterator[None]:
+    """Run NumPy's BLAS and torch with `threads` threads inside the block."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads, user_api="blas"):
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_kernel(
+    kernel: Kernel,
+    sizes: dict[str, int],
+    threads: int,
+    config: TimingConfig,
+    flush: CacheFlusher,
+    compile_repeats: tuple[int, int],
+) -> Row:
+    """Measure one kernel at `threads` threads (applied by the caller)."""
+    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
+    inputs = kernel.make_inputs(sizes, rng)
+    want = kernel.reference_outputs(inputs)
+    row = Row(
+        name=kernel.name,
+        threads=threads,
+        sizes=dict(sizes),
+        flops=kernel.flops(sizes),
+        nbytes=compulsory_bytes(inputs, want),
+        note=kernel.note,
+    )
+    calls: dict[str, Callable[[], Any]] = {}
+    first_s: dict[str, float] = {}
+
+    built = ours.build(
+        kernel.source,
+        kernel.entry,
+        inputs,
+        threads,
+        cold_repeats=compile_repeats[0],
+        cached_repeats=compile_repeats[1],
+    )
+    if built.cold_s:
+        row.cold_s = built.cold_median_s
+    if built.cached_s:
+        row.cached_s = built.cached_median_s
+    fn, outs, dt, err = ours.first_call(built, inputs, [w.shape for w in want])
+    res = ImplResult(error=err)
+    if fn is not None:
+        res.rel_err = max_rel_error(outs, want)
+        calls["ours"], first_s["ours"] = fn, dt
+    row.impls["ours"] = res
+
+    for label, factory in (("numpy", kernel.numpy_peer), ("torch", kernel.torch_peer)):
+        res = ImplResult()
+        try:
+            peer = factory(inputs)
+            res.allocates = peer.allocates
+            t0 = time.perf_counter()
+            out = peer.run()
+            first_s[label] = time.perf_counter() - t0
+            res.rel_err = max_rel_error(as_tuple(out), want)
+            calls[label] = peer.run
+        except Exception as exc:
+            res.error = ours.short_error(exc)
+        row.impls[label] = res
+
+    timings = measure(calls, first_s, config, flush)
+    for label, timing in timings.items():
+        res = row.impls[label]
+        res.median_s = timing.median_s
+        res.samples = timing.count
+        res.from_first_call = timing.from_first_call
+    return row
+
+
+def _limits(threads: list[int], repeats: int) -> dict[int, Limits]:
+    out = {}
+    for t in threads:
+        with thread_limits(t):
+            out[t] = measure_limits(t, ours.stream_probes(t), repeats=repeats)
+        lim = out[t]
+        _log(
+            f"  limits {t}T: peak {lim.peak_gflops:.1f} GFLOP/s, "
+            f"bw {lim.bw_gbs:.1f} GB/s"
+        )
+    return out
+
+
+def _peer_overhead_us(calls: int = 2000) -> dict[str, float]:
+    import torch
+
+    a = np.ones(1, dtype=np.float32)
+    c = np.empty(1, dtype=np.float32)
+    ta, tc = torch.from_numpy(a), torch.from_numpy(c)
+    fns = {
+        "numpy": lambda: np.add(a, a, out=c),
+        "torch": lambda: torch.add(ta, ta, out=tc),
+    }
+    out = {}
+    for name, fn in fns.items():
+        samples = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t0)
+        out[name] = float(np.median(samples)) * 1e6
+    return out
+
+
+def run(args: argparse.Namespace) -> RunResult:
+    """The whole benchmark run described by the parsed `args`."""
+    t_start = time.perf_counter()
+    threads: int = args.threads
+    kernels = by_name(args.only)
+    if args.quick:
+        config = TimingConfig(
+            rounds=1, calls_per_round=1, warmup=0, budget_s=args.budget
+        )
+        compile_repeats = (1, 2)
+        limit_repeats = 2
+    else:
+        config = TimingConfig(budget_s=args.budget)
+        compile_repeats = (3, 5)
+        limit_repeats = 5
+    flush = CacheFlusher(enabled=not args.no_flush)
+    api_err = ours.api_error()
+    if api_err is not None:
+        _log(f"tcdialect column unavailable: {api_err}")
+    machine = describe(ROOT)
+    load_start = os.getloadavg()[0]
+    thread_counts = sorted({1, threads})
+
+    _log("measuring machine limits (start)")
+    limits_start = _limits(thread_counts, limit_repeats)
+
+    rows: list[Row] = []
+    with thread_limits(threads):
+        for kernel in kernels:
+            sizes = kernel.quick if args.quick else kernel.sizes
+            t0 = time.perf_counter()
+            row = run_kernel(kernel, sizes, threads, config, flush, compile_repeats)
+            rows.append(row)
+            _log(
+                f"  {kernel.name}: {_progress(row)} [{time.perf_counter() - t0:.1f} s]"
+            )
+
+    scaling: list[Row] = []
+    chain = [k for k in kernels if k.name == CHAIN]
+    if chain and threads > 1:
+        _log("elementwise chain at 1 and T threads")
+        for t in (1, threads):
+            with thread_limits(t):
+                sizes = chain[0].quick if args.quick else chain[0].sizes
+                row = run_kernel(chain[0], sizes, t, config, flush, compile_repeats)
+            scaling.append(row)
+            _log(f"  {CHAIN} {t}T: {_progress(row)}")
+
+    with thread_limits(threads):
+        overhead = {"ours": None, **_peer_overhead_us()}
+        overhead["ours"], overhead_err = ours.call_overhead_us(threads)
+
+    _log("measuring machine limits (end)")
+    limits_end = _limits(thread_counts, limit_repeats)
+    limits: dict[int, Limits] = {}
+    for t in thread_counts:
+        best = Limits(t)
+        best.merge(limits_start[t])
+        best.merge(limits_end[t])
+        # More threads can always leave one idle: a lower figure at T than at
+        # fewer threads is noise (other load), so the bound uses the best.
+        for fewer in limits.values():
+            best.peak_gflops = max(best.peak_gflops, fewer.peak_gflops)
+            best.bw_gbs = max(best.bw_gbs, fewer.bw_gbs)
+        limits[t] = best
+    for row in rows + scaling:
+        row.bound_s, row.bound_kind = limits[row.threads].bound_s(row.flops, row.nbytes)
+
+    return RunResult(
+        threads=threads,
+        quick=args.quick,
+        flush=not args.no_flush,
+        machine=machine,
+        limits=limits,
+        limits_start=limits_start,
+        limits_end=limits_end,
+        rows=rows,
+        scaling=scaling,
+        overhead_us=overhead,
+        overhead_error=overhead_err,
+        api_error=api_err,
+        elapsed_s=time.perf_counter() - t_start,
+        load_avg=(load_start, os.getloadavg()[0]),
+        timing=config,
+    )
+
+
+def _progress(row: Row) -> str:
+    parts = []
+    for name in IMPLS:
+        r = row.impls.get(name)
+        if r is None:
+            continue
+        if r.error is not None:
+            parts.append(f"{name} ERR")
+        elif r.median_s is not None:
+            bad = "" if r.ok else " WRONG"
+            parts.append(f"{name} {r.median_s * 1e3:.2f} ms{bad}")
+    return ", ".join(parts)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line of `python -m bench`."""
+    cores = len(os.sched_getaffinity(0))
+    p = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Time tcdialect kernels against NumPy and PyTorch CPU "
+        "next to this machine's roofline.",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=cores,
+        help=f"threads for every implementation (default: all cores = {cores})",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes, one timed call each (smoke test; no report unless --output)",
+    )
+    p.add_argument(
+        "--only",
+        type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+        default=None,
+        help="comma-separated kernel names (default: all)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=5.0,
+        help="seconds of timed calls per implementation and kernel before it "
+        "stops repeating (default 5)",
+    )
+    p.add_argument(
+        "--no-flush", action="store_true", help="skip the cache flush (warm cache)"
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help=f"Markdown report (default: {DEFAULT_OUTPUT.relative_to(ROOT)} "
+        "for a full run of all kernels, none otherwise)",
+    )
+    p.add_argument("--json", type=Path, default=None, help="also dump raw results")
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="only check TC sources and peers against the reference interpreter",
+    )
+    p.add_argument("--list", action="store_true", help="list the kernels and exit")
+    args = p.parse_args(argv)
+    if args.threads < 1:
+        p.error("--threads must be >= 1")
+    try:
+        by_name(args.only)
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m bench`; returns the exit status."""
+    from bench import report
+
+    args = parse_args(argv)
+    if args.list:
+        for k in by_name(None):
+            print(f"{k.name:32s} {k.sizes}")
+        return 0
+    if args.validate:
+        from bench.validate import validate
+
+        return 0 if validate(by_name(args.only)) else 1
+    result = run(args)
+    print(report.stdout_text(result))
+    output = args.output
+    if output is None and not args.quick and not args.only:
+        output = DEFAULT_OUTPUT
+    if output is not None:
+        output.write_text(report.markdown(result))
+        _log(f"wrote {output}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(asdict(result), indent=1, default=str))
+        _log(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,454 @@
+"""llvm-dialect module → LLVM IR text, through llvmlite's IR builder.
+
+`translate(module)` is xDSL's llvmlite converter (`xdsl.backend.llvm`, pinned
+0.74) with our own module/function driver: most ops go to xDSL's `convert_op`,
+and the converters that are missing or wrong for our pipeline are replaced:
+
+- pointers stay opaque: `llvm.alloca`, `llvm.getelementptr` and
+  `llvm.mlir.addressof` give `ptr` / `ptr addrspace(N)` values. xDSL's give
+  llvmlite typed pointers, so a store through a GEP into an alloca'd struct
+  fails to build, and a GEP on an `addrspace(1|3)` pointer emits an illegal
+  bitcast (the NVPTX issue of DESIGN.md §4);
+- `llvm.mlir.addressof` of a function (a `ptr` to it);
+- indirect `llvm.call` (no callee: the first operand is the function pointer);
+- fast-math flags on `llvm.intr.fma` and `llvm.call_intrinsic`; `llvm.fcmp`
+  with `_false` / `_true`; `i1` constants; `llvm.intr.stacksave` /
+  `stackrestore`; the casts `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, which
+  xDSL's dialect lacks, by op name (for a dialect extension that adds them);
+- functions: non-external linkage of definitions (`internal`, `private`, ...),
+  calling convention, `no_inline` / `no_unwind`, argument attributes, and the
+  `ptx_kernel` calling convention for functions carrying a `gpu.kernel` or
+  `nvvm.kernel` attribute (the other NVPTX issue of DESIGN.md §4);
+- globals: linkage, constness, alignment, address space, declarations (an
+  external global without a value), and initialisers under `external` linkage;
+- a constant-size `llvm.alloca` outside the entry block is emitted at the start
+  of the entry block, so an alloca inside a loop (the `tcrt.parallel_for`
+  context struct) does not grow the stack on every iteration.
+
+Only `llvm.func` and `llvm.mlir.global` may appear at the top level. Anything
+that cannot be translated raises `TCError` naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+from xdsl.backend.llvm.convert_op import convert_op, create_constant
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import LLVMTranslationException
+
+from tcdialect.diagnostics import TCError
+
+KERNEL_ATTRS = ("gpu.kernel", "nvvm.kernel")
+"""Unit attributes of an `llvm.func` that make it a PTX kernel (`ptx_kernel`)."""
+
+_ARG_FLAGS = {
+    "llvm.noalias": "noalias",
+    "llvm.nocapture": "nocapture",
+    "llvm.nofree": "nofree",
+    "llvm.nonnull": "nonnull",
+    "llvm.noundef": "noundef",
+    "llvm.readonly": "readonly",
+    "llvm.writeonly": "writeonly",
+    "llvm.returned": "returned",
+    "llvm.signext": "signext",
+    "llvm.zeroext": "zeroext",
+    "llvm.inreg": "inreg",
+    "llvm.nest": "nest",
+}
+_ARG_INTS = {
+    "llvm.align": "align",
+    "llvm.dereferenceable": "dereferenceable",
+    "llvm.dereferenceable_or_null": "dereferenceable_or_null",
+}
+_EXTRA_CASTS = {
+    "llvm.fptosi": "fptosi",
+    "llvm.fptoui": "fptoui",
+    "llvm.uitofp": "uitofp",
+}
+_ELEMENTWISE_INTRINSICS = frozenset(
+    f"llvm.intr.{name}"
+    for name in (
+        "fabs ceil floor sqrt exp exp2 log log2 log10 sin cos "
+        "pow maxnum minnum maximum minimum copysign fma"
+    ).split()
+)
+"""Typed intrinsic ops whose operands and result share one (float) type; they
+become calls to the intrinsic mangled by that type (`llvm.maxnum.v8f32`)."""
+
+ValueMap = dict[SSAValue, ir.Value]
+
+
+def translate(module: ModuleOp, *, triple: str | None = None) -> str:
+    """LLVM IR text of an llvm-dialect module.
+
+    The target triple is the module's `llvm.target_triple` attribute, else
+    `triple`, else the host's default triple; a `llvm.data_layout` string
+    attribute becomes the data layout. The text is not verified or optimised
+    (see `tcdialect.backend.cpu`).
+    """
+    return str(to_llvmlite(module, triple=triple))
+
+
+def to_llvmlite(module: ModuleOp, *, triple: str | None = None) -> ir.Module:
+    """The llvmlite IR module of an llvm-dialect module (see `translate`)."""
+    llvm_module = ir.Module()
+    llvm_module.triple = _module_triple(module, triple)
+    if isinstance(layout := module.attributes.get("llvm.data_layout"), StringAttr):
+        llvm_module.data_layout = layout.data
+
+    globals_: list[llvm.GlobalOp] = []
+    funcs: list[llvm.FuncOp] = []
+    for op in module.ops:
+        match op:
+            case llvm.GlobalOp():
+                globals_.append(op)
+            case llvm.FuncOp():
+                funcs.append(op)
+            case _:
+                raise TCError(
+                    f"cannot translate '{op.name}' to LLVM IR: only 'llvm.func' "
+                    "and 'llvm.mlir.global' may appear at the top level"
+                )
+    try:
+        for global_op in globals_:
+            _declare_global(global_op, llvm_module)
+        declared = [(op, _declare_func(op, llvm_module)) for op in funcs]
+        for op, func in declared:
+            if op.body.blocks:
+                _define_func(op, func)
+    except LLVMTranslationException as err:
+        raise TCError(f"cannot translate to LLVM IR: {err}") from None
+    return llvm_module
+
+
+def _module_triple(module: ModuleOp, triple: str | None) -> str:
+    attr = module.attributes.get("llvm.target_triple")
+    if attr is not None:
+        if not isinstance(attr, StringAttr):
+            raise TCError(f"llvm.target_triple must be a string, got {attr}")
+        return attr.data
+    if triple is not None:
+        return triple
+    from llvmlite import binding
+
+    return binding.get_default_triple()
+
+
+def _declare_global(op: llvm.GlobalOp, llvm_module: ir.Module) -> None:
+    gvar = ir.GlobalVariable(
+        llvm_module,
+        convert_type(op.global_type),
+        name=op.sym_name.data,
+        addrspace=op.addr_space.value.data,
+    )
+    linkage = op.linkage.linkage.data
+    gvar.global_constant = op.constant is not None
+    if op.alignment is not None:
+        gvar.align = op.alignment.value.data
+    if isinstance(op.value, StringAttr):
+        raw = op.value.data.encode("utf-8")
+        gvar.initializer = ir.Constant(
+            ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw)
+        )
+    elif op.value is not None:
+        gvar.initializer = _constant(op.global_type, op.value)
+    # `external` with an initializer is a definition with default linkage.
+    gvar.linkage = "" if linkage == "external" and op.value is not None else linkage
+
+
+def _declare_func(op: llvm.FuncOp, llvm_module: ir.Module) -> ir.Function:
+    ftype = op.function_type
+    func = ir.Function(
+        llvm_module,
+        ir.FunctionType(
+            convert_type(ftype.output),
+            [convert_type(t) for t in ftype.inputs],
+            var_arg=ftype.is_variadic,
+        ),
+        name=op.sym_name.data,
+    )
+    linkage = op.linkage.linkage.data
+    if op.body.blocks and linkage != "external":
+        func.linkage = linkage
+    elif not op.body.blocks and linkage == "extern_weak":
+        func.linkage = linkage
+    cconv = op.CConv.cconv_name
+    if any(name in op.attributes for name in KERNEL_ATTRS):
+        cconv = "ptx_kernel"
+    if cconv != "ccc":
+        func.calling_convention = cconv
+    if op.no_inline is not None:
+        func.attributes.add("noinline")
+    if op.no_unwind is not None:
+        func.attributes.add("nounwind")
+    if op.body.blocks:
+        for arg, block_arg in zip(func.args, op.body.blocks[0].args):
+            if block_arg.name_hint is not None:
+                arg.name = block_arg.name_hint
+    if op.arg_attrs is not None:
+        for arg, attrs in zip(func.args, op.arg_attrs.data):
+            _add_arg_attrs(arg, attrs.data)
+    return func
+
+
+def _add_arg_attrs(arg: ir.Argument, attrs: dict[str, Attribute]) -> None:
+    for name, value in attrs.items():
+        if name in _ARG_FLAGS:
+            arg.add_attribute(_ARG_FLAGS[name])
+        elif name in _ARG_INTS and isinstance(value, IntegerAttr):
+            setattr(arg.attributes, _ARG_INTS[name], value.value.data)
+
+
+def _define_func(op: llvm.FuncOp, func: ir.Function) -> None:
+    blocks = list(op.body.blocks)
+    block_map: dict[Block, ir.Block] = {}
+    for i, block in enumerate(blocks):
+        block_map[block] = func.append_basic_block("entry" if i == 0 else f"bb{i}")
+    entry = block_map[blocks[0]]
+    val_map: ValueMap = dict(zip(blocks[0].args, func.args))
+    # Block arguments are phis; branches add their incoming values.
+    for block in blocks[1:]:
+        builder = ir.IRBuilder(block_map[block])
+        for arg in block.args:
+            val_map[arg] = builder.phi(convert_type(arg.type), name=arg.name_hint or "")
+    for block in blocks:
+        builder = ir.IRBuilder(block_map[block])
+        for op_in_block in block.ops:
+            _convert(op_in_block, builder, val_map, block_map, entry)
+
+
+def _convert(
+    op: Operation,
+    builder: ir.IRBuilder,
+    val_map: ValueMap,
+    block_map: dict[Block, ir.Block],
+    entry: ir.Block,
+) -> None:
+    try:
+        _convert_op(op, builder, val_map, block_map, entry)
+    except (NotImplementedError, LLVMTranslationException, TypeError, KeyError) as err:
+        raise TCError(f"cannot translate '{op.name}' to LLVM IR: {err}") from None
+    for result in op.results:
+        value = val_map.get(result)
+        if result.name_hint is not None and isinstance(value, ir.Instruction):
+            value.name = result.name_hint
+
+
+def _convert_op(
+    op: Operation,
+    builder: ir.IRBuilder,
+    val_map: ValueMap,
+    block_map: dict[Block, ir.Block],
+    entry: ir.Block,
+) -> None:
+    match op:
+        case llvm.GEPOp():
+            _convert_gep(op, builder, val_map)
+        case llvm.AllocaOp():
+            _convert_alloca(op, builder, val_map, entry)
+        case llvm.AddressOfOp():
+            _convert_addressof(op, builder, val_map)
+        case llvm.CallOp():
+            _convert_call(op, builder, val_map)
+        case llvm.CallIntrinsicOp():
+            _convert_call_intrinsic(op, builder, val_map)
+        case _ if op.name in _ELEMENTWISE_INTRINSICS:
+            result_type = convert_type(op.results[0].type)
+            flags = getattr(op, "fastmathFlags", None)
+            val_map[op.results[0]] = _call_intrinsic(
+                builder,
+                f"llvm.{op.name.removeprefix('llvm.intr.')}.{_suffix(result_type)}",
+                [val_map[operand] for operand in op.operands],
+                result_type,
+                _fastmath(flags) if isinstance(flags, llvm.FastMathAttr) else [],
+            )
+        case llvm.FCmpOp():
+            _convert_fcmp(op, builder, val_map)
+        case llvm.ConstantOp():
+            val_map[op.result] = _constant(op.result.type, op.value)
+        case llvm.StackSaveOp():
+            val_map[op.res] = _call_intrinsic(
+                builder, "llvm.stacksave.p0", [], ir.PointerType(), []
+            )
+        case llvm.StackRestoreOp():
+            _call_intrinsic(
+                builder, "llvm.stackrestore.p0", [val_map[op.ptr]], ir.VoidType(), []
+            )
+        case _ if op.name in _EXTRA_CASTS:
+            val_map[op.results[0]] = builder.cast(
+                _EXTRA_CASTS[op.name],
+                val_map[op.operands[0]],
+                convert_type(op.results[0].type),
+            )
+        case _:
+            convert_op(op, builder, val_map, block_map)
+
+
+def _convert_gep(op: llvm.GEPOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
+    ssa_indices = iter(op.ssa_indices)
+    indices = [
+        val_map[next(ssa_indices)]
+        if idx == llvm.GEP_USE_SSA_VAL
+        else ir.Constant(ir.IntType(32), idx)
+        for idx in op.rawConstantIndices.iter_values()
+    ]
+    gep = builder.gep(
+        val_map[op.ptr],
+        indices,
+        inbounds=op.inbounds is not None,
+        source_etype=convert_type(op.elem_type),
+    )
+    gep.type = convert_type(op.result.type)
+    val_map[op.result] = gep
+
+
+def _convert_alloca(
+    op: llvm.AllocaOp, builder: ir.IRBuilder, val_map: ValueMap, entry: ir.Block
+) -> None:
+    size = val_map[op.size]
+    if builder.block is not entry and isinstance(size, ir.Constant):
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+    alloca = builder.alloca(convert_type(op.elem_type), size=size)
+    alloca.type = convert_type(op.res.type)
+    if op.alignment is not None:
+        alloca.align = op.alignment.value.data
+    val_map[op.res] = alloca
+
+
+def _convert_addressof(
+    op: llvm.AddressOfOp, builder: ir.IRBuilder, val_map: ValueMap
+) -> None:
+    name = op.global_name.root_reference.data
+    try:
+        symbol = builder.module.get_global(name)
+    except KeyError:
+        raise TCError(
+            f"cannot translate 'llvm.mlir.addressof': no global or function @{name}"
+        ) from None
+    val_map[op.result] = ir.FormattedConstant(
+        convert_type(op.result.type), symbol.get_reference()
+    )
+
+
+class _IndirectCallee:
+    """A function pointer seen by llvmlite's `CallInstr` as a callee."""
+
+    def __init__(self, pointer: ir.Value, function_type: ir.FunctionType):
+        self.pointer = pointer
+        self.type = pointer.type
+        self.function_type = function_type
+
+    def get_reference(self) -> str:
+        return self.pointer.get_reference()
+
+
+def _convert_call(op: llvm.CallOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
+    if op.op_bundle_operands or op.op_bundle_sizes.get_values():
+        raise NotImplementedError("operand bundles are not supported")
+    args = [val_map[arg] for arg in op.args]
+    result_type = (
+        convert_type(op.returned.type) if op.returned is not None else ir.VoidType()
+    )
+    if op.callee is not None:
+        callee = builder.module.get_global(op.callee.string_value())
+    else:
+        if op.var_callee_type is not None:
+            ftype = convert_type(op.var_callee_type)
+            assert isinstance(ftype, ir.FunctionType)
+        else:
+            ftype = ir.FunctionType(result_type, [a.type for a in args[1:]])
+        callee = _IndirectCallee(args[0], ftype)
+        args = args[1:]
+    fastmath = _fastmath(op.fastmathFlags) if _is_float(result_type) else []
+    tail = op.TailCallKind.data.value
+    call = builder.call(
+        callee,  # pyright: ignore[reportArgumentType]
+        args,
+        cconv=op.CConv.cconv_name,
+        tail=tail if tail != "none" else None,
+        fastmath=fastmath,
+    )
+    if op.returned is not None:
+        val_map[op.returned] = call
+
+
+def _convert_call_intrinsic(
+    op: llvm.CallIntrinsicOp, builder: ir.IRBuilder, val_map: ValueMap
+) -> None:
+    if op.op_bundle_operands or op.op_bundle_sizes.get_values():
+        raise NotImplementedError("operand bundles are not supported")
+    result_type = convert_type(op.ress.type) if op.ress is not None else ir.VoidType()
+    result = _call_intrinsic(
+        builder,
+        op.intrin.data,
+        [val_map[arg] for arg in op.args],
+        result_type,
+        _fastmath(op.fastmathFlags) if _is_float(result_type) else [],
+    )
+    if op.ress is not None:
+        val_map[op.ress] = result
+
+
+def _call_intrinsic(
+    builder: ir.IRBuilder,
+    name: str,
+    args: Sequence[ir.Value],
+    result_type: ir.Type,
+    fastmath: Sequence[str],
+) -> ir.Instruction:
+    """Call intrinsic `name` (fully mangled), declaring it on first use."""
+    module = builder.module
+    if name in module.globals:
+        func = module.globals[name]
+    else:
+        ftype = ir.FunctionType(result_type, [a.type for a in args])
+        func = ir.Function(module, ftype, name=name)
+    return builder.call(func, list(args), fastmath=tuple(fastmath))
+
+
+def _convert_fcmp(op: llvm.FCmpOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
+    # llvmlite passes predicates it has no alias for (all of LLVM's) through.
+    pred = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data).value
+    val_map[op.res] = builder.fcmp_ordered(
+        pred.removeprefix("_"),
+        val_map[op.lhs],
+        val_map[op.rhs],
+        flags=_fastmath(op.fastmathFlags),
+    )
+
+
+def _constant(result_type: Attribute, value: Attribute) -> ir.Constant:
+    if isinstance(result_type, IntegerType) and isinstance(value, IntegerAttr):
+        width = result_type.width.data
+        raw = value.value.data
+        if width == 1:
+            return ir.Constant(ir.IntType(1), 1 if raw else 0)
+        return ir.Constant(ir.IntType(width), raw)
+    return create_constant(result_type, value)
+
+
+def _fastmath(attr: llvm.FastMathAttr) -> list[str]:
+    return [flag.value for flag in attr.data]
+
+
+def _is_float(t: ir.Type) -> bool:
+    if isinstance(t, ir.VectorType):
+        t = t.element
+    return isinstance(t, ir.HalfType | ir.FloatType | ir.DoubleType)
+
+
+def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{t.element.intrinsic_name}"
+    return t.intrinsic_name

@@ -1,0 +1,53 @@
+"""`tc-opt -t` output targets of the backend.
+
+- `llvm` (replaces xDSL's): the llvm-dialect module as LLVM IR text
+  (`tcdialect.backend.llvm.translate`); `llvm{triple=nvptx64-nvidia-cuda}`
+  picks the triple when the module has no `llvm.target_triple`.
+- `asm`: host assembly after `O<opt_level>` (`tcdialect.backend.cpu.host_asm`),
+  runtime module linked in; `asm{opt_level=2}`.
+
+Importing this module does not import llvmlite; emitting does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.target import Target
+
+
+@dataclass(frozen=True)
+class LLVMIRTarget(Target):
+    """LLVM IR text of an llvm-dialect module (not verified, not optimised)."""
+
+    name = "llvm"
+
+    triple: str | None = None
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from tcdialect.backend.llvm import translate
+
+        output.write(translate(module, triple=self.triple))
+
+
+@dataclass(frozen=True)
+class HostAsmTarget(Target):
+    """Host assembly of an llvm-dialect module after the O3 pipeline."""
+
+    name = "asm"
+
+    opt_level: int = 3
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from tcdialect.backend.cpu import host_asm
+
+        output.write(host_asm(module, opt_level=self.opt_level))
+
+
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """The backend's targets by name, as `xDSLOptMain.available_targets` wants."""
+    return {"llvm": lambda: LLVMIRTarget, "asm": lambda: HostAsmTarget}

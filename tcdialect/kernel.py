@@ -1,0 +1,385 @@
+"""The library API: `define` a TC definition, call the `Kernel` on NumPy arrays.
+
+::
+
+    mm = tcdialect.define('''
+    def matmul(float(M, K) A, float(K, N) B) -> (C) {
+        C(m, n) +=! A(m, r_k) * B(r_k, n)
+    }''')
+    C = mm(A, B)                       # compiles for these shapes, then runs
+    mm(A, B, out=C)                    # into a preallocated output
+    print(mm.ir(A, B, stage="loops"))  # any stage of docs/pipeline.md
+
+A `Kernel` compiles on the first call per (input shapes, dtypes) and keeps the
+compiled code in memory (also across `Kernel`s of the same source, entry and
+options, in a process-wide cache that `clear_cache()` empties). With
+`CpuOptions(specialize=True)`, the default, sizes are compiled in as
+constants; with `specialize=False` one compiled function serves every shape.
+
+Every failure a user can cause raises `TCError`: bad source at `define`, bad
+arguments at call time (count, dtype, rank, inconsistent sizes, literal
+extents, non-contiguous arrays, bad `out=`), each naming the argument; an
+out-of-bounds data-dependent read after the call; and internal pass failures,
+naming the pass.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects.tc import DefOp
+from tcdialect.pipeline import (
+    IR_STAGES,
+    STAGES,
+    format_sizes,
+    lower,
+    make_context,
+    passes_to,
+    run_passes,
+)
+from tcdialect.reference import numpy_dtype, prepare_inputs
+from tcdialect.runtime.cpu import CpuLauncher, Signature, signature_of
+
+Array = np.ndarray[Any, Any]
+
+
+def _default_threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    """How to compile for the CPU. Frozen and hashable: part of the cache key.
+
+    threads: worker threads for parallel loops (None: every core available
+        to this process).
+    specialize: compile sizes in as constants, once per shape (fastest code);
+        False compiles one generic function for every shape.
+    """
+
+    threads: int | None = None
+    specialize: bool = True
+
+    def __post_init__(self) -> None:
+        if self.threads is not None and (
+            not isinstance(self.threads, int) or self.threads < 1
+        ):
+            raise TCError(
+                f"CpuOptions.threads must be a positive int, not {self.threads!r}"
+            )
+
+    @property
+    def num_threads(self) -> int:
+        return self.threads if self.threads is not None else _default_threads()
+
+
+@dataclass
+class CompiledKernel:
+    """One definition compiled for one shape key: the launcher and its metadata."""
+
+    launcher: CpuLauncher
+    signature: Signature
+    #: Bound sizes when specialised (else None: sizes come from each call).
+    sizes: dict[str, int] | None
+    compile_seconds: float
+
+    def run(
+        self,
+        inputs: Sequence[Array],
+        outputs: Sequence[Array],
+        sizes: Mapping[str, int],
+    ) -> None:
+        self.launcher(inputs, outputs, sizes)
+
+
+_CACHE: dict[tuple[Any, ...], CompiledKernel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every compiled kernel (the next call of any `Kernel` recompiles)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+    Kernel._generation += 1
+
+
+def define(
+    source: str,
+    entry: str | None = None,
+    *,
+    target: str = "cpu",
+    options: CpuOptions | None = None,
+    filename: str = "<string>",
+) -> Kernel:
+    """Parse and check TC `source` and return a callable `Kernel` for `entry`.
+
+    `entry` names the definition to run; it may be omitted when the source
+    has exactly one. Errors in the source raise `TCError` here, not at call time.
+    """
+    return Kernel(source, entry, target=target, options=options, filename=filename)
+
+
+@dataclass
+class _Bound:
+    """What a shape key fixes: sizes and output shapes and dtypes."""
+
+    sizes: dict[str, int]
+    out_shapes: list[tuple[int, ...]]
+
+
+class Kernel:
+    """A TC definition, compiled per input shapes on first call."""
+
+    _generation = 0
+
+    def __init__(
+        self,
+        source: str,
+        entry: str | None = None,
+        *,
+        target: str = "cpu",
+        options: CpuOptions | None = None,
+        filename: str = "<string>",
+    ):
+        from tcdialect.frontend import analyze
+        from tcdialect.frontend.ir_gen import gen_def
+
+        if target != "cpu":
+            raise TCError(
+                f"target '{target}' is not available yet; the targets are: cpu"
+            )
+        if options is None:
+            options = CpuOptions()
+        if not isinstance(options, CpuOptions):
+            raise TCError(
+                f"options must be a tcdialect.CpuOptions, not {type(options).__name__}"
+            )
+        self.source = source
+        self.target = target
+        self.options = options
+        program = analyze(source, filename)
+        self.checked = program.get(entry)
+        self.entry = self.checked.name
+        self.defop: DefOp = gen_def(self.checked)
+        self.defop.verify()
+        self.out_dtypes = [numpy_dtype(t.element_type) for t in self.defop.output_types]
+        self.out_names = list(self.defop.output_names)
+        self._key_prefix = (source, self.entry, target, options)
+        self._bound: dict[tuple[Any, ...], _Bound] = {}
+        self._compiled: dict[tuple[Any, ...], CompiledKernel] = {}
+        self._seen_generation = Kernel._generation
+
+    def __repr__(self) -> str:
+        return f"<tcdialect.Kernel {self.entry} target={self.target} {self.options}>"
+
+    # ------------------------------------------------------------ inputs
+
+    def _shape_key(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+        key: list[Any] = []
+        for x in inputs:
+            if type(x) is not np.ndarray:
+                return None
+            key.append(x.shape)
+            key.append(x.dtype)
+        return tuple(key)
+
+    def _prepare(
+        self, inputs: Sequence[Any]
+    ) -> tuple[list[Array], tuple[Any, ...], _Bound]:
+        """Check `inputs`; return them as arrays, their shape key and the bound sizes."""
+        key = self._shape_key(inputs)
+        bound = self._bound.get(key) if key is not None else None
+        if bound is not None:
+            arrays = list(inputs)
+            for i, a in enumerate(arrays):
+                if not a.flags.c_contiguous:
+                    self._not_contiguous(i)
+            return arrays, key, bound  # type: ignore[return-value]
+        for i, x in enumerate(inputs):
+            if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
+                self._not_contiguous(i)
+        arrays, sizes = prepare_inputs(self.defop, inputs)
+        self.checked.check_sizes(sizes)
+        key = self._shape_key(arrays)
+        assert key is not None
+        bound = _Bound(sizes, self.checked.output_extents(sizes))
+        self._bound[key] = bound
+        return arrays, key, bound
+
+    def _not_contiguous(self, i: int) -> None:
+        names = self.defop.input_names
+        raise TCError(
+            f"input '{names[i]}' (argument {i}) of @{self.entry} is not a contiguous "
+            f"(C-order) array; pass np.ascontiguousarray({names[i]})"
+        )
+
+    def _outputs(self, bound: _Bound, out: Any, inputs: Sequence[Array]) -> list[Array]:
+        if out is None:
+            return [
+                np.empty(shape, dtype=dt)
+                for shape, dt in zip(bound.out_shapes, self.out_dtypes)
+            ]
+        outs = list(out) if isinstance(out, tuple | list) else [out]
+        n = len(self.out_names)
+        if len(outs) != n:
+            raise TCError(
+                f"out= of @{self.entry} must give {n} array{'s' if n != 1 else ''} "
+                f"({', '.join(self.out_names)}) but gives {len(outs)}"
+            )
+        for i, (o, shape, dt, name) in enumerate(
+            zip(outs, bound.out_shapes, self.out_dtypes, self.out_names)
+        ):
+            where = f"output '{name}' (out[{i}]) of @{self.entry}"
+            if type(o) is not np.ndarray:
+                raise TCError(
+                    f"{where}: expected a NumPy array but got {type(o).__name__}"
+                )
+            if o.shape != shape:
+                raise TCError(f"{where}: expected shape {shape} but got {o.shape}")
+            if o.dtype != dt:
+                raise TCError(f"{where}: expected {dt} but got {o.dtype}")
+            if not o.flags.c_contiguous or not o.flags.writeable:
+                raise TCError(
+                    f"{where}: must be a writeable contiguous (C-order) array"
+                )
+            for other in (*inputs, *outs[:i]):
+                if o.size and other.size and np.may_share_memory(o, other):
+                    raise TCError(f"{where}: overlaps another argument of the call")
+        return outs
+
+    # ------------------------------------------------------------ compile
+
+    def _cache_key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        if self.options.specialize:
+            return (*self._key_prefix, key)
+        # Generic code depends only on ranks and dtypes.
+        return (
+            *self._key_prefix,
+            tuple(k if not isinstance(k, tuple) else len(k) for k in key),
+        )
+
+    def _get_compiled(self, key: tuple[Any, ...], bound: _Bound) -> CompiledKernel:
+        if self._seen_generation != Kernel._generation:
+            self._compiled.clear()
+            self._seen_generation = Kernel._generation
+        compiled = self._compiled.get(key)
+        if compiled is not None:
+            return compiled
+        ckey = self._cache_key(key)
+        with _CACHE_LOCK:
+            compiled = _CACHE.get(ckey)
+        if compiled is None:
+            compiled = self._compile(bound.sizes)
+            with _CACHE_LOCK:
+                compiled = _CACHE.setdefault(ckey, compiled)
+        self._compiled[key] = compiled
+        return compiled
+
+    def _tc_module(self) -> ModuleOp:
+        return ModuleOp([self.defop.clone()])
+
+    def _compile(self, sizes: Mapping[str, int]) -> CompiledKernel:
+        import time
+
+        from tcdialect.backend.cpu import compile_cpu
+
+        start = time.perf_counter()
+        ctx = make_context()
+        module = self._tc_module()
+        spec = format_sizes(sizes) if self.options.specialize else ""
+        run_passes(ctx, module, passes_to("affine", spec))
+        func = next(
+            (
+                op
+                for op in module.ops
+                if isinstance(op, FuncOp) and op.sym_name.data == self.entry
+            ),
+            None,
+        )
+        if func is None:
+            raise TCError(
+                f"internal error: no function @{self.entry} after convert-tc-to-affine"
+            )
+        signature = signature_of(func)
+        from tcdialect.pipeline import stage_passes
+
+        for stage in ("loops", "llvm"):
+            run_passes(ctx, module, stage_passes(stage))
+        cpu = compile_cpu(module)
+        cpu.set_num_threads(self.options.num_threads)
+        launcher = CpuLauncher(cpu.address(self.entry), signature, owner=cpu)
+        return CompiledKernel(
+            launcher,
+            signature,
+            dict(sizes) if self.options.specialize else None,
+            time.perf_counter() - start,
+        )
+
+    def compile(self, *inputs: Any) -> CompiledKernel:
+        """Compile for the shapes and dtypes of `inputs` (or fetch from the cache)."""
+        _, key, bound = self._prepare(inputs)
+        return self._get_compiled(key, bound)
+
+    # ------------------------------------------------------------ call
+
+    def __call__(self, *inputs: Any, out: Any = None) -> Array | tuple[Array, ...]:
+        arrays, key, bound = self._prepare(inputs)
+        compiled = self._compiled.get(key)
+        if compiled is None or self._seen_generation != Kernel._generation:
+            compiled = self._get_compiled(key, bound)
+        outputs = self._outputs(bound, out, arrays)
+        compiled.launcher(arrays, outputs, bound.sizes)
+        if out is not None:
+            return out if isinstance(out, tuple | list) else outputs[0]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    # ------------------------------------------------------------ inspect
+
+    def ir(self, *inputs: Any, stage: str = "tc", generic: bool = False) -> str:
+        """The textual IR of `stage` (docs/pipeline.md) for these inputs.
+
+        With inputs (and `specialize`), sizes are bound as for a call; without
+        inputs the IR is generic in every size. `generic=True` prints the
+        generic op form (what `mlir-opt` reads).
+        """
+        from xdsl.printer import Printer
+
+        if stage not in STAGES:
+            raise TCError(
+                f"unknown stage '{stage}'; the stages are {', '.join(STAGES)}"
+            )
+        sizes: dict[str, int] = {}
+        if inputs:
+            _, _, bound = self._prepare(inputs)
+            if self.options.specialize:
+                sizes = bound.sizes
+        ir_stage = stage if stage in IR_STAGES else "llvm"
+        module = lower(self._tc_module(), ir_stage, sizes, make_context())
+        if stage == "llvm-ir":
+            from tcdialect.backend.cpu import llvm_ir_text
+
+            return llvm_ir_text(module)
+        if stage == "asm":
+            from tcdialect.backend.cpu import host_asm
+
+            return host_asm(module)
+        import io
+
+        buf = io.StringIO()
+        Printer(stream=buf, print_generic_format=generic).print_op(module)
+        return buf.getvalue() + "\n"
+
+
+__all__ = ["CompiledKernel", "CpuOptions", "Kernel", "clear_cache", "define"]

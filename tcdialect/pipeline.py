@@ -1,0 +1,180 @@
+"""The one compilation pipeline: named stages, the passes between them, a runner.
+
+The CPU pipeline is a list of steps; each step is a sequence of passes that
+ends at a named stage (docs/pipeline.md)::
+
+    tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
+       ──convert-affine-to-scf, outline-parallel-loops──▶ loops
+       ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
+
+`tc-opt` and the library run the same steps: the named pipelines
+`tc-to-affine`, `tc-to-loops` and `tc-to-llvm` are passes wrapping
+`run_passes`, and `Kernel.ir(stage=...)` / `Kernel.compile` call
+`lower(module, stage, sizes)`. The textual stages after `llvm` (`llvm-ir`,
+`asm`) come from the backend.
+
+`run_passes` verifies the module after every pass. A pass that raises
+`TCError` propagates it unchanged; any other failure, and IR that fails to
+verify after a pass, becomes a `TCError` that names the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcdialect.diagnostics import TCError
+
+#: Every stage, in pipeline order. The first four are IR (printable, parsable
+#: by `tc-opt`); `llvm-ir` and `asm` are text produced by the backend.
+STAGES: tuple[str, ...] = ("tc", "affine", "loops", "llvm", "llvm-ir", "asm")
+IR_STAGES: tuple[str, ...] = STAGES[:4]
+
+
+def format_sizes(sizes: Mapping[str, int]) -> str:
+    """`{"M": 64, "N": 32}` as the `tc-specialize` option text ``M=64,N=32``."""
+    return ",".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
+    """The passes that take a module from the stage before `stage` to `stage`.
+
+    For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
+    """
+    if stage == "tc":
+        if not sizes:
+            return []
+        from tcdialect.transforms.tc_specialize import TcSpecializePass
+
+        return [TcSpecializePass(sizes=sizes)]
+    if stage == "affine":
+        from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
+
+        return [ConvertTcToAffinePass()]
+    if stage == "loops":
+        from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
+        from tcdialect.transforms.outline_parallel_loops import (
+            OutlineParallelLoopsPass,
+        )
+
+        return [ConvertAffineToScfPass(), OutlineParallelLoopsPass()]
+    if stage == "llvm":
+        from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+        from xdsl.transforms.reconcile_unrealized_casts import (
+            ReconcileUnrealizedCastsPass,
+        )
+
+        from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
+
+        return [ConvertScfToCf(), ConvertToLlvmPass(), ReconcileUnrealizedCastsPass()]
+    raise TCError(f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}")
+
+
+def passes_to(stage: str, sizes: str = "") -> list[ModulePass]:
+    """Every pass from the frontend's `tc` module up to and including `stage`."""
+    if stage not in IR_STAGES:
+        raise TCError(
+            f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}"
+        )
+    passes: list[ModulePass] = []
+    for s in IR_STAGES[: IR_STAGES.index(stage) + 1]:
+        passes += stage_passes(s, sizes)
+    return passes
+
+
+def make_context() -> Context:
+    """A context with every dialect the pipeline can produce, loaded lazily."""
+    from xdsl.dialects import get_all_dialects as xdsl_dialects
+
+    from tcdialect.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in xdsl_dialects().items():
+        ctx.register_dialect(name, factory)
+    for name, factory in get_all_dialects().items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def run_passes(ctx: Context, module: ModuleOp, passes: Iterable[ModulePass]) -> None:
+    """Apply `passes` in order, verifying after each; failures name the pass."""
+    for p in passes:
+        try:
+            p.apply(ctx, module)
+        except TCError:
+            raise
+        except Exception as err:
+            raise TCError(
+                f"internal error in pass '{p.name}': {type(err).__name__}: {err}"
+            ) from err
+        try:
+            module.verify()
+        except Exception as err:
+            raise TCError(
+                f"internal error: the IR after pass '{p.name}' does not verify: {err}"
+            ) from err
+
+
+def lower(
+    module: ModuleOp,
+    stage: str,
+    sizes: Mapping[str, int] | None = None,
+    ctx: Context | None = None,
+) -> ModuleOp:
+    """A copy of the `tc` module `module` lowered to the IR stage `stage`.
+
+    `sizes` binds size parameters (specialisation); without it the code is
+    generic in every size.
+    """
+    out = module.clone()
+    run_passes(ctx or make_context(), out, passes_to(stage, format_sizes(sizes or {})))
+    return out
+
+
+@dataclass(frozen=True)
+class _NamedPipeline(ModulePass):
+    """Runs the CPU pipeline from the `tc` stage to `stage`."""
+
+    stage: ClassVar[str]
+    sizes: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        run_passes(ctx, op, passes_to(self.stage, self.sizes))
+
+
+@dataclass(frozen=True)
+class TcToAffinePipeline(_NamedPipeline):
+    """`tc-to-affine{sizes="M=64"}`: a `.tc` module to the `affine` stage."""
+
+    name = "tc-to-affine"
+    stage = "affine"
+
+
+@dataclass(frozen=True)
+class TcToLoopsPipeline(_NamedPipeline):
+    """`tc-to-loops{sizes="M=64"}`: a `.tc` module to the `loops` stage."""
+
+    name = "tc-to-loops"
+    stage = "loops"
+
+
+@dataclass(frozen=True)
+class TcToLlvmPipeline(_NamedPipeline):
+    """`tc-to-llvm{sizes="M=64"}`: a `.tc` module to the `llvm` stage."""
+
+    name = "tc-to-llvm"
+    stage = "llvm"
+
+
+def pipeline_names() -> Sequence[str]:
+    return (
+        TcToAffinePipeline.name,
+        TcToLoopsPipeline.name,
+        TcToLlvmPipeline.name,
+    )

@@ -1,0 +1,1 @@
+"""Launchers of compiled kernels: `cpu` (ctypes; a CUDA launcher comes later)."""

@@ -1,0 +1,134 @@
+"""Calling a JIT-compiled kernel through ctypes (the CPU launcher).
+
+The `affine`-stage function of a definition fixes the calling convention
+(docs/pipeline.md): inputs, outputs, the optional error flag, then the unbound
+sizes. In the `llvm` stage every memref argument is a pointer followed by one
+`i64` per dynamic dimension, and every size is an `i64`. `ArgSpec` describes
+one argument; `CpuLauncher` turns NumPy arrays and sizes into that argument
+list and calls the function. ctypes releases the GIL for the call, so the
+kernel's worker threads and other Python threads run meanwhile.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, StringAttr
+from xdsl.dialects.func import FuncOp
+
+from tcdialect.diagnostics import TCError
+
+ArgKind = Literal["input", "output", "error", "size"]
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of a compiled definition's entry function."""
+
+    kind: ArgKind
+    name: str
+    #: For buffers: the dimensions whose extent is passed at run time.
+    dynamic_dims: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The calling convention of an `affine`-stage entry function."""
+
+    args: tuple[ArgSpec, ...]
+    #: Tensors whose reads are checked at run time, by error code - 1.
+    checked: tuple[str, ...]
+
+
+def _names(func: FuncOp, attr: str) -> list[str]:
+    value = func.attributes.get(attr)
+    if value is None:
+        return []
+    assert isinstance(value, ArrayAttr)
+    return [s.data for s in value.data if isinstance(s, StringAttr)]
+
+
+def signature_of(func: FuncOp) -> Signature:
+    """Read the calling convention off an `affine`-stage `func.func`."""
+    inputs, outputs = _names(func, "tc.inputs"), _names(func, "tc.outputs")
+    checked, sizes = _names(func, "tc.checked"), _names(func, "tc.sizes")
+    kinds: list[tuple[ArgKind, str]] = [
+        *(("input", n) for n in inputs),
+        *(("output", n) for n in outputs),
+        *([("error", "error")] if checked else []),
+        *(("size", n) for n in sizes),
+    ]
+    types = func.function_type.inputs.data
+    if len(types) != len(kinds):
+        raise TCError(
+            f"internal error: @{func.sym_name.data} has {len(types)} arguments "
+            f"but its tc.* attributes describe {len(kinds)}"
+        )
+    args: list[ArgSpec] = []
+    for (kind, name), t in zip(kinds, types):
+        if kind == "size":
+            if not isinstance(t, IndexType):
+                raise TCError(f"internal error: size argument {name} is not an index")
+            args.append(ArgSpec(kind, name))
+            continue
+        if not isinstance(t, MemRefType):
+            raise TCError(f"internal error: argument {name} is not a memref")
+        dyn = tuple(i for i, d in enumerate(t.get_shape()) if d < 0)
+        args.append(ArgSpec(kind, name, dyn))
+    return Signature(tuple(args), tuple(checked))
+
+
+class CpuLauncher:
+    """Calls the compiled function at `address` with the convention `signature`.
+
+    `owner` (the JIT engine) is kept alive as long as the launcher.
+    """
+
+    def __init__(self, address: int, signature: Signature, owner: Any = None):
+        self.signature = signature
+        self._owner = owner
+        argtypes: list[Any] = []
+        for a in signature.args:
+            if a.kind == "size":
+                argtypes.append(ctypes.c_int64)
+            else:
+                argtypes.append(ctypes.c_void_p)
+                argtypes += [ctypes.c_int64] * len(a.dynamic_dims)
+        self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
+
+    def __call__(
+        self,
+        inputs: Sequence[np.ndarray[Any, Any]],
+        outputs: Sequence[np.ndarray[Any, Any]],
+        sizes: Mapping[str, int],
+    ) -> None:
+        """Run the kernel; raise `TCError` if a checked read was out of bounds."""
+        args: list[int] = []
+        it_in, it_out = iter(inputs), iter(outputs)
+        error: np.ndarray[Any, Any] | None = None
+        for a in self.signature.args:
+            if a.kind == "size":
+                args.append(sizes[a.name])
+                continue
+            if a.kind == "input":
+                arr = next(it_in)
+            elif a.kind == "output":
+                arr = next(it_out)
+            else:
+                arr = error = np.zeros(1, dtype=np.int32)
+            args.append(arr.ctypes.data)
+            shape = arr.shape
+            args += [shape[d] for d in a.dynamic_dims]
+        self._fn(*args)
+        if error is not None and error[0] != 0:
+            code = int(error[0])
+            checked = self.signature.checked
+            name = checked[code - 1] if 0 < code <= len(checked) else "?"
+            raise TCError(
+                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
+                "fell outside its extent (the read was skipped; outputs are invalid)"
+            )

@@ -1,0 +1,875 @@
+"""`convert-tc-to-affine`: lower `tc.def`s to `func.func`s of affine loop nests.
+
+The contract is docs/pipeline.md, "affine stage contract". In short, every
+`tc.def` becomes a `func.func` of the same name::
+
+    tc.def @matmul<M, K, N>(A, B) -> (C) {
+    ^bb0(%A : !tc.tensor<[M, K], f32>, %B : !tc.tensor<[K, N], f32>):
+      %C = tc.comprehension @C(%m in [0, M), %n in [0, N)) "+=!" (%r_k in [0, K)) : !tc.tensor<[M, N], f32> {
+        %0 = tc.read %A[%m, %r_k] : !tc.tensor<[M, K], f32>
+        %1 = tc.read %B[%r_k, %n] : !tc.tensor<[K, N], f32>
+        %2 = arith.mulf %0, %1 : f32
+        tc.yield %2 : f32
+      }
+      tc.return %C : !tc.tensor<[M, N], f32>
+    }
+
+becomes (affine.parallel prints in generic form; shown here in MLIR syntax)::
+
+    func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
+                      %M: index, %K: index, %N: index)
+        attributes {tc.inputs = ["A", "B"], tc.outputs = ["C"], tc.sizes = ["M", "K", "N"]} {
+      affine.parallel (%m, %n) = (0, 0) to (symbol(%M), symbol(%N)) {
+        %cst = arith.constant 0.0 : f32
+        affine.store %cst, %C[%m, %n] : memref<?x?xf32>
+      }
+      affine.parallel (%m, %n) = (0, 0) to (symbol(%M), symbol(%N)) {
+        affine.for %r_k = 0 to %K {
+          %0 = affine.load %A[%m, %r_k] : memref<?x?xf32>
+          %1 = affine.load %B[%r_k, %n] : memref<?x?xf32>
+          %2 = arith.mulf %0, %1 : f32
+          %3 = affine.load %C[%m, %n] : memref<?x?xf32>
+          %4 = arith.addf %3, %2 : f32
+          affine.store %4, %C[%m, %n] : memref<?x?xf32>
+        }
+      }
+      func.return
+    }
+
+Details (beyond docs/pipeline.md):
+
+* All versions of one tensor share one buffer: outputs write their argument,
+  temporaries get a `memref.alloc` (extents clamped at 0 with `arith.maxsi`)
+  before the first statement that writes them and a `memref.dealloc` before
+  `func.return`.
+* Affine maps are built programmatically: loop induction variables are
+  dims, size arguments are symbols. A bound with `min` (upper) or `max`
+  (lower) becomes a multi-result map; any other bound is computed with
+  `arith` index ops before the loop nest and passed as an extra symbol.
+* A read is affine when every subscript is ``sum(c * index) + rest`` with
+  ``rest`` a size expression, i.e. built from index constants, `tc.size`,
+  loop indices, `arith.addi`/`subi`, `arith.muli` by a constant and
+  `arith.floordivsi` of an index-free value by a positive constant (exactly
+  the subscripts whose bounds the frontend verifies). Other reads are
+  `memref.load` inside `scf.if` on an in-bounds test of the non-affine
+  subscripts; the else branch stores the tensor's 1-based position in
+  `tc.checked` into the error flag and yields zero.
+* A statement that reads its target's previous value anywhere else than at
+  the element being written (or any reduction statement that reads its
+  target) reads a snapshot: `memref.alloc` + copy nest before the statement,
+  `memref.dealloc` right after it.
+* `tc.builtin`: ``fdim`` → `arith.cmpf ugt` + `arith.subf` + `arith.select`
+  (NaN propagates); ``erfc``, ``exp10``, ``hypot``, ``fmod`` → `func.call`
+  of the C function (``erfcf``/``erfc`` for f32/f64 ...), declared once per
+  module as ``func.func private``. (xDSL 0.74 has neither `math.erfc` nor
+  `arith.remf`.)
+* Everything in the module other than `tc.def`s is left as it is.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects import tc
+from tcdialect.symbolic import SizeExpr, SymbolicError
+
+DYNAMIC = DYNAMIC_INDEX
+
+# ------------------------------------------------------------------ helpers
+
+
+def _memref_type(t: tc.TensorType) -> MemRefType:
+    shape = [e.const if e.is_constant else DYNAMIC for e in t.extents]
+    shape = [max(0, s) if s != DYNAMIC else DYNAMIC for s in shape]
+    return MemRefType(tc.signless(t.element_type), shape)
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | Float32Type | Float64Type)
+
+
+def _int_const(value: int, t: IntegerType) -> arith.ConstantOp:
+    """An `arith.constant` of signless type `t` holding `value` modulo 2**width."""
+    w = t.width.data
+    v = value % (1 << w)
+    if w == 1:
+        return arith.ConstantOp(IntegerAttr(v, IntegerType(1)))
+    if v >= 1 << (w - 1):
+        v -= 1 << w
+    return arith.ConstantOp(IntegerAttr(v, IntegerType(w)))
+
+
+def _zero(t: Attribute) -> arith.ConstantOp:
+    if _is_float(t):
+        return arith.ConstantOp(FloatAttr(0.0, t))  # type: ignore[arg-type]
+    assert isinstance(t, IntegerType)
+    return _int_const(0, t)
+
+
+def _identity(kind: str, elem: Attribute) -> arith.ConstantOp:
+    """The identity of reduction `kind` for tensor element type `elem`."""
+    t = tc.signless(elem)
+    if _is_float(t):
+        value = {"+": 0.0, "*": 1.0, "min": pymath.inf, "max": -pymath.inf}[kind]
+        return arith.ConstantOp(FloatAttr(value, t))  # type: ignore[arg-type]
+    assert isinstance(elem, IntegerType) and isinstance(t, IntegerType)
+    w = elem.width.data
+    if kind == "+":
+        return _int_const(0, t)
+    if kind == "*":
+        return _int_const(1, t)
+    if w == 1:
+        return _int_const(1 if kind == "min" else 0, t)
+    if elem.signedness.data == Signedness.UNSIGNED:
+        return _int_const((1 << w) - 1 if kind == "min" else 0, t)
+    return _int_const((1 << (w - 1)) - 1 if kind == "min" else -(1 << (w - 1)), t)
+
+
+def _combine(kind: str, elem: Attribute, acc: SSAValue, x: SSAValue) -> Operation:
+    """``acc <kind> x`` in the element type `elem` (signedness from `elem`)."""
+    t = tc.signless(elem)
+    if _is_float(t):
+        cls = {
+            "+": arith.AddfOp,
+            "*": arith.MulfOp,
+            "min": arith.MinimumfOp,
+            "max": arith.MaximumfOp,
+        }[kind]
+        return cls(acc, x)
+    assert isinstance(elem, IntegerType)
+    unsigned = elem.signedness.data == Signedness.UNSIGNED or elem.width.data == 1
+    if kind == "+":
+        return arith.AddiOp(acc, x)
+    if kind == "*":
+        return arith.MuliOp(acc, x)
+    if kind == "min":
+        return arith.MinUIOp(acc, x) if unsigned else arith.MinSIOp(acc, x)
+    return arith.MaxUIOp(acc, x) if unsigned else arith.MaxSIOp(acc, x)
+
+
+def _atom_expr(atom: object, coeff: int) -> SizeExpr:
+    return SizeExpr(((atom, coeff),), 0)  # type: ignore[arg-type]
+
+
+def _alternatives(e: SizeExpr, kind: str, limit: int = 16) -> list[SizeExpr] | None:
+    """Expressions free of `kind` atoms whose `kind` (min/max) is `e`, or None."""
+    other = "max" if kind == "min" else "min"
+    alts = [SizeExpr.lit(e.const)]
+    for atom, c in e.terms:
+        k = atom.kind
+        if k in ("sym", "floordiv"):
+            parts = [_atom_expr(atom, c)]
+        elif (k == kind and c > 0) or (k == other and c < 0):
+            parts = []
+            for arg in atom.args:
+                sub = _alternatives(arg * c, kind, limit)
+                if sub is None:
+                    return None
+                parts.extend(sub)
+        else:
+            return None
+        alts = [a + p for a in alts for p in parts]
+        if len(alts) > limit:
+            return None
+    return alts
+
+
+class _Symbols:
+    """The symbol operands of one affine map under construction."""
+
+    def __init__(self, sizes: dict[str, SSAValue]):
+        self.sizes = sizes
+        self.values: list[SSAValue] = []
+
+    def index(self, v: SSAValue) -> int:
+        for i, x in enumerate(self.values):
+            if x is v:
+                return i
+        self.values.append(v)
+        return len(self.values) - 1
+
+    def expr(self, e: SizeExpr) -> AffineExpr | None:
+        """`e` as an affine expression of symbols; None if it has min/max."""
+        out = AffineExpr.constant(e.const)
+        for atom, c in e.terms:
+            if atom.kind == "sym":
+                if atom.name not in self.sizes:
+                    raise TCError(f"convert-tc-to-affine: unknown size '{atom.name}'")
+                x = AffineExpr.symbol(self.index(self.sizes[atom.name]))
+            elif atom.kind == "floordiv":
+                inner = self.expr(atom.args[0])
+                if inner is None:
+                    return None
+                x = inner // atom.divisor
+            else:
+                return None
+            out = out + x * c
+        return out
+
+
+# ------------------------------------------------------- subscript analysis
+
+#: ``sum(coeff * index_arg) + rest``: coefficients by block-argument number.
+Affine = tuple[dict[int, int], SizeExpr]
+
+
+def _trace(
+    v: SSAValue, block: Block, memo: dict[SSAValue, Affine | None]
+) -> Affine | None:
+    """The affine form of index value `v` in a comprehension body, or None."""
+    if v in memo:
+        return memo[v]
+    memo[v] = None
+    out: Affine | None = None
+    if isinstance(v, BlockArgument):
+        if v.block is block:
+            out = ({v.index: 1}, SizeExpr.lit(0))
+    else:
+        op = v.owner
+        assert isinstance(op, Operation)
+        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+            val = op.value
+            if isinstance(val, IntegerAttr):
+                out = ({}, SizeExpr.lit(val.value.data))
+        elif isinstance(op, tc.SizeOp):
+            out = ({}, SizeExpr.sym(op.size.data))
+        elif isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+            a = _trace(op.lhs, block, memo)
+            b = _trace(op.rhs, block, memo)
+            if a is not None and b is not None:
+                out = _combine_affine(op, a, b)
+        elif isinstance(op, arith.FloorDivSIOp):
+            a = _trace(op.lhs, block, memo)
+            b = _trace(op.rhs, block, memo)
+            if a is not None and b is not None and not a[0] and not b[0]:
+                d = b[1].constant_value()
+                if d is not None and d > 0:
+                    out = ({}, a[1].floordiv(d))
+    memo[v] = out
+    return out
+
+
+def _combine_affine(op: Operation, a: Affine, b: Affine) -> Affine | None:
+    (ca, ra), (cb, rb) = a, b
+    try:
+        if isinstance(op, arith.AddiOp | arith.SubiOp):
+            sign = 1 if isinstance(op, arith.AddiOp) else -1
+            coeffs = dict(ca)
+            for k, c in cb.items():
+                coeffs[k] = coeffs.get(k, 0) + sign * c
+            return {k: c for k, c in coeffs.items() if c}, ra + rb * sign
+        # muli
+        if not ca and ra.is_constant:
+            k = ra.const
+            return {i: c * k for i, c in cb.items() if c * k}, rb * k
+        if not cb and rb.is_constant:
+            k = rb.const
+            return {i: c * k for i, c in ca.items() if c * k}, ra * k
+        if not ca and not cb:
+            return {}, ra * rb
+    except SymbolicError:
+        return None
+    return None
+
+
+# ------------------------------------------------------------ the lowering
+
+
+@dataclass
+class _Tensor:
+    name: str
+    type: tc.TensorType
+    kind: str  # "input" | "output" | "temp"
+    buffer: SSAValue | None = None
+
+
+@dataclass
+class _Stmt:
+    op: tc.ComprehensionOp
+    affine: dict[SSAValue, Affine | None] = field(default_factory=dict)
+
+
+#: Lower and upper bound of an `affine.for`: map results and symbol operands.
+_ForBounds = tuple[
+    tuple[list[AffineExpr], list[SSAValue]], tuple[list[AffineExpr], list[SSAValue]]
+]
+
+
+class _DefLowering:
+    def __init__(self, d: tc.DefOp, decls: _Declarations):
+        self.d = d
+        self.decls = decls
+        self.fname = d.sym_name.data
+        self.tensors: dict[str, _Tensor] = {}
+        self.value_tensor: dict[SSAValue, str] = {}
+        self.checked: list[str] = []
+        self.stmts: list[_Stmt] = []
+        self.cache: dict[str, SSAValue] = {}
+        self.sizes: dict[str, SSAValue] = {}
+
+    def error(self, msg: str) -> TCError:
+        return TCError(f"convert-tc-to-affine: @{self.fname}: {msg}")
+
+    # ----------------------------------------------------------- analysis
+    def analyze(self) -> None:
+        d = self.d
+        for name, arg in zip(d.input_names, d.body.block.args, strict=True):
+            t = arg.type
+            assert isinstance(t, tc.TensorType)
+            self.tensors[name] = _Tensor(name, t, "input")
+            self.value_tensor[arg] = name
+        current: dict[str, SSAValue] = {
+            n: a for n, a in zip(d.input_names, d.body.block.args)
+        }
+        outputs = set(d.output_names)
+        for op in d.body.block.ops:
+            if isinstance(op, tc.ReturnOp):
+                break
+            if not isinstance(op, tc.ComprehensionOp):
+                if op.regions or not (
+                    op.dialect_name() in ("arith", "math") or isinstance(op, tc.SizeOp)
+                ):
+                    raise self.error(
+                        f"unsupported operation '{op.name}' in the body of a tc.def"
+                    )
+                continue
+            target = op.target.data
+            if target in self.tensors and self.tensors[target].kind == "input":
+                raise self.error(f"input '{target}' cannot be written")
+            if target not in self.tensors:
+                kind = "output" if target in outputs else "temp"
+                self.tensors[target] = _Tensor(target, op.result_type, kind)
+            elif self.tensors[target].type != op.result_type:
+                raise self.error(
+                    f"'{target}' is written with types {self.tensors[target].type} "
+                    f"and {op.result_type}"
+                )
+            if op.into is not None and op.into is not current.get(target):
+                raise self.error(
+                    f"the statement writing '{target}' accumulates into a value that "
+                    f"is not the latest value of '{target}'"
+                )
+            stmt = _Stmt(op)
+            block = op.body.block
+            for inner in block.walk():
+                if inner.regions:
+                    raise self.error(
+                        f"unsupported operation '{inner.name}' with regions"
+                    )
+                if isinstance(inner, tc.ReadOp):
+                    src = inner.tensor
+                    name = self.value_tensor.get(src)
+                    if name is None or current.get(name) is not src:
+                        raise self.error(
+                            f"the statement writing '{target}' reads a value that is "
+                            f"not the latest value of a tensor"
+                        )
+                    forms = [_trace(i, block, stmt.affine) for i in inner.indices]
+                    if any(f is None for f in forms) and name not in self.checked:
+                        self.checked.append(name)
+                elif inner.dialect_name() not in ("arith", "math") and not isinstance(
+                    inner, tc.SizeOp | tc.BuiltinOp | tc.YieldOp
+                ):
+                    raise self.error(
+                        f"unsupported operation '{inner.name}' in a tc.comprehension"
+                    )
+            self.stmts.append(stmt)
+            current[target] = op.result
+            self.value_tensor[op.result] = target
+        ret = d.return_op
+        for name, v in zip(d.output_names, ret.values, strict=True):
+            if self.value_tensor.get(v) != name or name not in self.tensors:
+                raise self.error(
+                    f"output '{name}' is not the result of a statement on it"
+                )
+            if current[name] is not v:
+                raise self.error(
+                    f"tc.return does not return the final value of '{name}'"
+                )
+
+    # ------------------------------------------------------ size values
+    def materialize(self, b: Builder, e: SizeExpr) -> SSAValue:
+        """`e` computed with arith index ops at the function level (cached)."""
+        key = str(e)
+        if key in self.cache:
+            return self.cache[key]
+        if e.is_constant:
+            v = b.insert(arith.ConstantOp(IntegerAttr(e.const, IndexType()))).result
+            self.cache[key] = v
+            return v
+        acc: SSAValue | None = None
+        for atom, c in e.terms:
+            if atom.kind == "sym":
+                x = self.sizes[atom.name]
+            elif atom.kind == "floordiv":
+                inner = self.materialize(b, atom.args[0])
+                dv = self.materialize(b, SizeExpr.lit(atom.divisor))
+                x = b.insert(arith.FloorDivSIOp(inner, dv)).result
+            else:
+                args = [self.materialize(b, a) for a in atom.args]
+                x = args[0]
+                for y in args[1:]:
+                    cls = arith.MinSIOp if atom.kind == "min" else arith.MaxSIOp
+                    x = b.insert(cls(x, y)).result
+            if c != 1:
+                k = self.materialize(b, SizeExpr.lit(c))
+                x = b.insert(arith.MuliOp(x, k)).result
+            acc = x if acc is None else b.insert(arith.AddiOp(acc, x)).result
+        assert acc is not None
+        if e.const:
+            k = self.materialize(b, SizeExpr.lit(e.const))
+            acc = b.insert(arith.AddiOp(acc, k)).result
+        self.cache[key] = acc
+        return acc
+
+    def extent(self, b: Builder, e: SizeExpr) -> SSAValue:
+        """The extent `e` clamped at 0, as an index value."""
+        v = self.materialize(b, e)
+        if e.is_constant:
+            return self.materialize(b, SizeExpr.lit(max(0, e.const)))
+        key = f"max(0, {e})"
+        if key not in self.cache:
+            zero = self.materialize(b, SizeExpr.lit(0))
+            self.cache[key] = b.insert(arith.MaxSIOp(v, zero)).result
+        return self.cache[key]
+
+    def bound(
+        self, b: Builder, e: SizeExpr, kind: str
+    ) -> tuple[list[AffineExpr], list[SSAValue]]:
+        """Map results (their min for upper, max for lower bounds) and symbols."""
+        syms = _Symbols(self.sizes)
+        alts = _alternatives(e, kind)
+        if alts is not None:
+            exprs = [syms.expr(a) for a in alts]
+            if all(x is not None for x in exprs):
+                return [x for x in exprs if x is not None], syms.values
+        syms = _Symbols(self.sizes)
+        v = self.materialize(b, e)
+        return [AffineExpr.symbol(syms.index(v))], syms.values
+
+    def alloc(self, b: Builder, t: tc.TensorType, name: str) -> SSAValue:
+        mt = _memref_type(t)
+        dyn = [self.extent(b, e) for e in t.extents if not e.is_constant]
+        op = b.insert(memref.AllocOp(dyn, [], mt))
+        op.memref.name_hint = name
+        return op.memref
+
+    # ---------------------------------------------------------- loops
+    def parallel(
+        self, b: Builder, extents: Sequence[SizeExpr], names: Sequence[str | None]
+    ) -> tuple[Builder, list[SSAValue]]:
+        """An `affine.parallel` over ``[0, extent)`` per dim; builder inside it."""
+        if not extents:
+            return b, []
+        ub_exprs: list[AffineExpr] = []
+        groups: list[int] = []
+        syms = _Symbols(self.sizes)
+        for e in extents:
+            exprs, values = self.bound(b, e, "min")
+            remap = [AffineExpr.symbol(syms.index(v)) for v in values]
+            ub_exprs.extend(x.replace_dims_and_symbols([], remap) for x in exprs)
+            groups.append(len(exprs))
+        n = len(extents)
+        block = Block(arg_types=[IndexType()] * n)
+        for a, nm in zip(block.args, names):
+            if nm:
+                a.name_hint = nm
+        block.add_op(affine.YieldOp.get())
+        op = affine.ParallelOp.build(
+            operands=[syms.values],
+            result_types=[[]],
+            properties={
+                "reductions": ArrayAttr([]),
+                "lowerBoundsMap": AffineMapAttr(
+                    AffineMap(0, 0, tuple(AffineExpr.constant(0) for _ in range(n)))
+                ),
+                "lowerBoundsGroups": DenseIntOrFPElementsAttr.from_list(
+                    TensorType(i32, [n]), [1] * n
+                ),
+                "upperBoundsMap": AffineMapAttr(
+                    AffineMap(0, len(syms.values), tuple(ub_exprs))
+                ),
+                "upperBoundsGroups": DenseIntOrFPElementsAttr.from_list(
+                    TensorType(i32, [n]), groups
+                ),
+                "steps": ArrayAttr([IntegerAttr(1, i64) for _ in range(n)]),
+            },
+            regions=[Region(block)],
+        )
+        b.insert(op)
+        terminator = block.last_op
+        assert terminator is not None
+        return Builder(InsertPoint.before(terminator)), list(block.args)
+
+    def for_loop(
+        self, fb: Builder, bounds: _ForBounds, name: str | None
+    ) -> tuple[Builder, SSAValue]:
+        """An `affine.for` at `fb` with bounds from `for_bounds`."""
+        (lo_exprs, lo_syms), (hi_exprs, hi_syms) = bounds
+        block = Block(arg_types=[IndexType()])
+        if name:
+            block.args[0].name_hint = name
+        block.add_op(affine.YieldOp.get())
+        op = affine.ForOp.from_region(
+            lo_syms,
+            hi_syms,
+            [],
+            [],
+            AffineMapAttr(AffineMap(0, len(lo_syms), tuple(lo_exprs))),
+            AffineMapAttr(AffineMap(0, len(hi_syms), tuple(hi_exprs))),
+            Region(block),
+        )
+        fb.insert(op)
+        terminator = block.last_op
+        assert terminator is not None
+        return Builder(InsertPoint.before(terminator)), block.args[0]
+
+    def copy_nest(
+        self, b: Builder, t: tc.TensorType, src: SSAValue, dst: SSAValue
+    ) -> None:
+        ib, ivs = self.parallel(b, t.extents, [None] * t.rank)
+        x = ib.insert(affine.LoadOp(src, ivs)).result
+        ib.insert(affine.StoreOp(x, dst, ivs))
+
+    # --------------------------------------------------------- emission
+    def lower(self) -> func.FuncOp:
+        self.analyze()
+        d = self.d
+        in_types = [_memref_type(t) for t in d.input_types]
+        out_types = [_memref_type(t) for t in d.output_types]
+        flag_types: list[Attribute] = [MemRefType(i32, [1])] if self.checked else []
+        size_names = list(d.size_names)
+        arg_types = [
+            *in_types,
+            *out_types,
+            *flag_types,
+            *[IndexType()] * len(size_names),
+        ]
+        entry = Block(arg_types=arg_types)
+        args = list(entry.args)
+        names = [*d.input_names, *d.output_names]
+        for a, n in zip(args, names):
+            a.name_hint = n
+        for name, a in zip(names, args):
+            self.tensors[name].buffer = a
+        pos = len(names)
+        self.flag: SSAValue | None = None
+        if self.checked:
+            self.flag = args[pos]
+            self.flag.name_hint = "err"
+            pos += 1
+        for n, a in zip(size_names, args[pos:]):
+            a.name_hint = n
+            self.sizes[n] = a
+        b = Builder(InsertPoint.at_end(entry))
+        self.outer_map: dict[SSAValue, SSAValue] = {}
+        temps: list[SSAValue] = []
+        for op in d.body.block.ops:
+            if isinstance(op, tc.ReturnOp):
+                break
+            if isinstance(op, tc.ComprehensionOp):
+                continue
+            self.clone_simple(b, op, self.outer_map)
+        for stmt in self.stmts:
+            t = self.tensors[stmt.op.target.data]
+            if t.buffer is None:
+                t.buffer = self.alloc(b, t.type, t.name)
+                temps.append(t.buffer)
+            self.statement(b, stmt, t)
+        for buf in temps:
+            b.insert(memref.DeallocOp.get(buf))
+        b.insert(func.ReturnOp())
+        f = func.FuncOp(self.fname, (arg_types, []), Region(entry))
+        f.attributes["tc.inputs"] = ArrayAttr([StringAttr(n) for n in d.input_names])
+        f.attributes["tc.outputs"] = ArrayAttr([StringAttr(n) for n in d.output_names])
+        f.attributes["tc.sizes"] = ArrayAttr([StringAttr(n) for n in size_names])
+        if self.checked:
+            f.attributes["tc.checked"] = ArrayAttr(
+                [StringAttr(n) for n in self.checked]
+            )
+        _dce(f)
+        return f
+
+    def clone_simple(
+        self, b: Builder, op: Operation, vmap: dict[SSAValue, SSAValue]
+    ) -> None:
+        if isinstance(op, tc.SizeOp):
+            vmap[op.result] = self.sizes[op.size.data]
+            return
+        new = op.clone(value_mapper=vmap)
+        b.insert(new)
+
+    def statement(self, b: Builder, stmt: _Stmt, t: _Tensor) -> None:
+        op = stmt.op
+        block = op.body.block
+        rank = op.num_output_indices
+        kind = op.reduction
+        elem = t.type.element_type
+        assert t.buffer is not None
+        ranges = op.ranges
+        iv_names = [a.name_hint for a in block.args]
+
+        # Reads of the target's previous value: in place or from a snapshot?
+        prev = op.into if op.into is not None else None
+        if prev is None:
+            for inner in block.walk():
+                if (
+                    isinstance(inner, tc.ReadOp)
+                    and self.value_tensor.get(inner.tensor) == t.name
+                ):
+                    prev = inner.tensor
+                    break
+        snapshot: SSAValue | None = None
+        if prev is not None and self.reads_elsewhere(stmt, prev, kind is not None):
+            snapshot = self.alloc(b, t.type, f"{t.name}_prev")
+            self.copy_nest(b, t.type, t.buffer, snapshot)
+
+        # Function-level values needed inside the nest: extents of checked reads.
+        dims: dict[str, list[SSAValue]] = {}
+        for inner in block.walk():
+            if isinstance(inner, tc.ReadOp):
+                name = self.value_tensor[inner.tensor]
+                if name not in dims and any(
+                    stmt.affine.get(i) is None for i in inner.indices
+                ):
+                    dims[name] = [
+                        self.materialize(b, e) for e in self.tensors[name].type.extents
+                    ]
+        zero_idx = self.materialize(b, SizeExpr.lit(0)) if dims else None
+
+        out_extents = [hi for _, hi in ranges[:rank]]
+        if kind is not None and op.init:
+            ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
+            ident = ib.insert(_identity(kind, elem)).result
+            ib.insert(affine.StoreOp(ident, t.buffer, ivs))
+
+        # Bounds that need arith ops are computed before the nest.
+        red_bounds = [
+            (self.bound(b, lo, "max"), self.bound(b, hi, "min"))
+            for lo, hi in ranges[rank:]
+        ]
+        ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
+        ivs = list(ivs)
+        for bounds, name in zip(red_bounds, iv_names[rank:]):
+            ib, iv = self.for_loop(ib, bounds, name)
+            ivs.append(iv)
+
+        vmap: dict[SSAValue, SSAValue] = dict(self.outer_map)
+        vmap.update(zip(block.args, ivs))
+        result: SSAValue | None = None
+        for inner in block.ops:
+            if isinstance(inner, tc.YieldOp):
+                result = vmap[inner.value]
+            elif isinstance(inner, tc.SizeOp):
+                vmap[inner.result] = self.sizes[inner.size.data]
+            elif isinstance(inner, tc.ReadOp):
+                name = self.value_tensor[inner.tensor]
+                buf = self.tensors[name].buffer
+                if snapshot is not None and name == t.name:
+                    buf = snapshot
+                assert buf is not None
+                v = self.read(
+                    ib, stmt, inner, name, buf, ivs, vmap, dims.get(name), zero_idx
+                )
+                v.name_hint = inner.result.name_hint
+                vmap[inner.result] = v
+            elif isinstance(inner, tc.BuiltinOp):
+                v = self.builtin(ib, inner, [vmap[a] for a in inner.args])
+                v.name_hint = inner.result.name_hint
+                vmap[inner.result] = v
+            else:
+                ib.insert(inner.clone(value_mapper=vmap))
+        assert result is not None
+        out_ivs = ivs[:rank]
+        if kind is None:
+            ib.insert(affine.StoreOp(result, t.buffer, out_ivs))
+        else:
+            acc = ib.insert(affine.LoadOp(t.buffer, out_ivs)).result
+            new = ib.insert(_combine(kind, elem, acc, result)).results[0]
+            ib.insert(affine.StoreOp(new, t.buffer, out_ivs))
+        if snapshot is not None:
+            b.insert(memref.DeallocOp.get(snapshot))
+
+    def reads_elsewhere(self, stmt: _Stmt, prev: SSAValue, reduction: bool) -> bool:
+        block = stmt.op.body.block
+        rank = stmt.op.num_output_indices
+        for inner in block.walk():
+            if not isinstance(inner, tc.ReadOp) or inner.tensor is not prev:
+                continue
+            if reduction:
+                return True
+            for d, i in enumerate(inner.indices):
+                f = stmt.affine.get(i)
+                if f is None or f[0] != {d: 1} or f[1] != SizeExpr.lit(0):
+                    return True
+            if len(inner.indices) != rank:  # pragma: no cover - verifier
+                return True
+        return False
+
+    def read(
+        self,
+        b: Builder,
+        stmt: _Stmt,
+        op: tc.ReadOp,
+        name: str,
+        buf: SSAValue,
+        ivs: list[SSAValue],
+        vmap: dict[SSAValue, SSAValue],
+        dims: list[SSAValue] | None,
+        zero_idx: SSAValue | None,
+    ) -> SSAValue:
+        forms = [stmt.affine.get(i) for i in op.indices]
+        if all(f is not None for f in forms):
+            used = sorted({k for f in forms if f is not None for k in f[0]})
+            dim_pos = {k: n for n, k in enumerate(used)}
+            syms = _Symbols(self.sizes)
+            exprs: list[AffineExpr] = []
+            for f in forms:
+                assert f is not None
+                coeffs, rest = f
+                e = syms.expr(rest)
+                if e is None:  # pragma: no cover - traced subscripts have no min/max
+                    raise self.error("min/max in a subscript")
+                for k, c in coeffs.items():
+                    e = e + AffineExpr.dimension(dim_pos[k]) * c
+                exprs.append(e)
+            amap = AffineMap(len(used), len(syms.values), tuple(exprs))
+            operands = [ivs[k] for k in used] + syms.values
+            load = affine.LoadOp(buf, operands, AffineMapAttr(amap))
+            b.insert(load)
+            return load.result
+        # Checked read: memref.load under an in-bounds test of the others.
+        assert dims is not None and zero_idx is not None and self.flag is not None
+        indices = [vmap[i] for i in op.indices]
+        cond: SSAValue | None = None
+        for d, (f, idx) in enumerate(zip(forms, indices)):
+            if f is not None:
+                continue
+            ge = b.insert(arith.CmpiOp(idx, zero_idx, "sge")).result
+            lt = b.insert(arith.CmpiOp(idx, dims[d], "slt")).result
+            ok = b.insert(arith.AndIOp(ge, lt)).result
+            cond = ok if cond is None else b.insert(arith.AndIOp(cond, ok)).result
+        assert cond is not None
+        t = op.result.type
+        then_block = Block()
+        load = memref.LoadOp.get(buf, indices)
+        then_block.add_ops([load, scf.YieldOp(load.res)])
+        else_block = Block()
+        code = _int_const(self.checked.index(name) + 1, i32)
+        c0 = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        zero = _zero(t)
+        else_block.add_ops(
+            [
+                code,
+                c0,
+                memref.StoreOp.get(code.result, self.flag, [c0.result]),
+                zero,
+                scf.YieldOp(zero.result),
+            ]
+        )
+        if_op = scf.IfOp(cond, [t], Region(then_block), Region(else_block))
+        b.insert(if_op)
+        return if_op.results[0]
+
+    def builtin(self, b: Builder, op: tc.BuiltinOp, xs: list[SSAValue]) -> SSAValue:
+        name = op.callee.data
+        t = op.result.type
+        if name == "fdim":
+            gt = b.insert(arith.CmpfOp(xs[0], xs[1], "ugt")).result
+            diff = b.insert(arith.SubfOp(xs[0], xs[1])).result
+            zero = b.insert(_zero(t)).result
+            return b.insert(arith.SelectOp(gt, diff, zero)).result
+        if name in ("erfc", "exp10", "hypot", "fmod"):
+            if isinstance(t, Float32Type):
+                cname = name + "f"
+            elif isinstance(t, Float64Type):
+                cname = name
+            else:
+                raise self.error(f"builtin '{name}' is not supported on {t}")
+            self.decls.declare(cname, [t] * len(xs), t)
+            call = b.insert(func.CallOp(cname, xs, [t]))
+            return call.res[0]
+        raise self.error(f"unsupported builtin '{name}'")
+
+
+def _dce(f: func.FuncOp) -> None:
+    """Erase unused arith/math ops (e.g. the index arithmetic of affine reads)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(f.walk())):
+            if op.dialect_name() in ("arith", "math") and all(
+                not r.uses for r in op.results
+            ):
+                Rewriter.erase_op(op)
+                changed = True
+
+
+class _Declarations:
+    """External C functions declared once per module."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.existing: dict[str, func.FuncOp] = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
+        }
+
+    def declare(self, name: str, inputs: list[Attribute], output: Attribute) -> None:
+        if name in self.existing:
+            f = self.existing[name]
+            if list(f.function_type.inputs.data) != inputs or list(
+                f.function_type.outputs.data
+            ) != [output]:
+                raise TCError(
+                    f"convert-tc-to-affine: @{name} already exists with type "
+                    f"{f.function_type}"
+                )
+            return
+        f = func.FuncOp.external(name, inputs, [output])
+        self.module.body.block.add_op(f)
+        self.existing[name] = f
+
+
+@dataclass(frozen=True)
+class ConvertTcToAffinePass(ModulePass):
+    """Lower every `tc.def` to a `func.func` of affine loops (module docstring)."""
+
+    name = "convert-tc-to-affine"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        decls = _Declarations(op)
+        defs = [d for d in op.walk() if isinstance(d, tc.DefOp)]
+        for d in defs:
+            f = _DefLowering(d, decls).lower()
+            Rewriter.replace_op(d, f)

@@ -1,0 +1,211 @@
+"""The library API: define, call, out=, call-time checks, stages, caching, errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tcdialect
+from tcdialect import CpuOptions, TCError, reference
+from tcdialect.frontend import parse_tc
+from tcdialect.pipeline import STAGES
+
+MATMUL = """
+def matmul(float(M, K) A, float(K, N) B) -> (C) {
+    C(m, n) +=! A(m, r_k) * B(r_k, n)
+}
+"""
+
+TWO = """
+def first(float(N) A) -> (B) { B(i) = A(i) + 1.0 }
+def second(float(N) A, float s) -> (B, S) {
+    B(i) = s * A(i)
+    S +=! A(i)
+}
+"""
+
+GATHER = """
+def gather(float(K, D) E, int32(L) Idx) -> (O) {
+    O(l, d) = E(Idx(l), d)
+}
+"""
+
+
+def rand(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
+
+
+def test_matmul_matches_numpy() -> None:
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(33, 17), rand(17, 9, seed=1)
+    C = mm(A, B)
+    assert C.dtype == np.float32 and C.shape == (33, 9)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+def test_entry_selection_and_tuple_outputs() -> None:
+    with pytest.raises(TCError, match="several definitions"):
+        tcdialect.define(TWO)
+    k = tcdialect.define(TWO, "second")
+    A = rand(10)
+    B, S = k(A, 2.5)
+    np.testing.assert_allclose(B, 2.5 * A, rtol=1e-6)
+    assert S.shape == () and S.dtype == np.float32
+    np.testing.assert_allclose(S, A.sum(), rtol=1e-5, atol=1e-6)
+    B2, _ = k(A, np.float32(2.5))  # 0-d input as a NumPy scalar
+    np.testing.assert_array_equal(B, B2)
+
+
+def test_out_writes_into_preallocated_arrays() -> None:
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(8, 4), rand(4, 6, seed=1)
+    C = np.full((8, 6), np.nan, np.float32)
+    res = mm(A, B, out=C)
+    assert res is C
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-6)
+    k = tcdialect.define(TWO, "second")
+    outs = (np.empty(8, np.float32), np.empty((), np.float32))
+    assert k(rand(8), 1.0, out=outs) is outs
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((rand(3, 4),), "expects 2 inputs"),
+        ((rand(3, 4), rand(5, 2)), "size K"),
+        ((rand(3, 4).astype(np.float64), rand(4, 2)), "input 'A'.*float32"),
+        ((rand(3), rand(3, 2)), "input 'A'.*2 dimensions"),
+        ((rand(4, 3).T, rand(4, 2)), "input 'A'.*contiguous"),
+        ((rand(3, 4), "x"), "input 'B'.*NumPy array"),
+    ],
+)
+def test_call_errors_name_the_argument(args: tuple, message: str) -> None:
+    mm = tcdialect.define(MATMUL)
+    with pytest.raises(TCError, match=message):
+        mm(*args)
+
+
+def test_literal_extent_is_checked() -> None:
+    k = tcdialect.define("def f(float(3, N) A) -> (B) { B(i, j) = A(i, j) }")
+    with pytest.raises(TCError, match=r"input 'A'.*dimension 0 must be 3 but is 4"):
+        k(rand(4, 2))
+    np.testing.assert_array_equal(k(rand(3, 2)), rand(3, 2))
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        (np.empty((3, 3), np.float32), "output 'C'.*shape"),
+        (np.empty((3, 2), np.float64), "output 'C'.*float32"),
+        (np.empty((2, 3), np.float32).T, "output 'C'.*contiguous"),
+        ((np.empty((3, 2), np.float32),) * 2, "must give 1 array"),
+    ],
+)
+def test_out_errors(out: object, message: str) -> None:
+    mm = tcdialect.define(MATMUL)
+    with pytest.raises(TCError, match=message):
+        mm(rand(3, 4), rand(4, 2), out=out)
+
+
+def test_out_overlapping_an_input_is_rejected() -> None:
+    k = tcdialect.define("def f(float(N) A) -> (B) { B(i) = A(i) * 2.0 }")
+    A = rand(6)
+    with pytest.raises(TCError, match=r"output 'B'.*overlaps"):
+        k(A, out=A)
+
+
+def test_data_dependent_read_out_of_bounds_names_the_tensor() -> None:
+    k = tcdialect.define(GATHER)
+    E = rand(5, 3)
+    good = np.array([4, 0, 2], np.int32)
+    np.testing.assert_array_equal(k(E, good), E[good])
+    for bad in ([0, 5, 1], [-1, 0, 0]):
+        with pytest.raises(TCError, match="tensor 'E'"):
+            k(E, np.array(bad, np.int32))
+
+
+def test_generic_code_serves_every_shape() -> None:
+    mm = tcdialect.define(MATMUL, options=CpuOptions(specialize=False))
+    for m, k, n in [(1, 1, 1), (7, 3, 5), (0, 4, 2), (16, 0, 3)]:
+        A, B = rand(m, k), rand(k, n, seed=2)
+        np.testing.assert_allclose(mm(A, B), A @ B, rtol=1e-5, atol=1e-6)
+    assert len(mm._compiled) == 4 and len({id(c) for c in mm._compiled.values()}) == 1
+
+
+def test_compiled_code_is_cached_across_kernels() -> None:
+    tcdialect.clear_cache()
+    A, B = rand(4, 4), rand(4, 4)
+    first = tcdialect.define(MATMUL).compile(A, B)
+    again = tcdialect.define(MATMUL).compile(A, B)
+    assert first is again
+    tcdialect.clear_cache()
+    assert tcdialect.define(MATMUL).compile(A, B) is not first
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_prints(stage: str) -> None:
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(8, 4), rand(4, 6)
+    text = mm.ir(A, B, stage=stage)
+    expected = {
+        "tc": "tc.comprehension",
+        "affine": "affine.for",
+        "loops": "scf.for",
+        "llvm": "llvm.func @matmul",
+        "llvm-ir": 'define void @"matmul"',
+        "asm": "matmul:",
+    }[stage]
+    assert expected in text
+    if stage in ("affine", "loops"):
+        # Specialised to the call's shapes: static memref types.
+        assert "memref<8x4xf32>" in text
+
+
+def test_generic_stage_without_inputs() -> None:
+    text = tcdialect.define(MATMUL).ir(stage="affine")
+    assert "memref<?x?xf32>" in text and "tc.sizes" in text
+
+
+def test_unknown_stage_and_target() -> None:
+    with pytest.raises(TCError, match="unknown stage 'cuda'"):
+        tcdialect.define(MATMUL).ir(stage="cuda")
+    with pytest.raises(TCError, match="target 'rocm'"):
+        tcdialect.define(MATMUL, target="rocm")
+
+
+def test_bad_source_is_a_located_error_at_define() -> None:
+    with pytest.raises(TCError) as info:
+        tcdialect.define(
+            "def f(float(N) A) -> (B) {\n  B(i) = Ax(i)\n}", filename="f.tc"
+        )
+    assert re.search(r"f\.tc:2:\d+: error", str(info.value))
+
+
+def test_a_failing_pass_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcdialect.transforms import convert_tc_to_affine
+
+    def boom(*args: object) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(convert_tc_to_affine.ConvertTcToAffinePass, "apply", boom)
+    tcdialect.clear_cache()
+    with pytest.raises(TCError, match=r"pass 'convert-tc-to-affine'.*simulated bug"):
+        tcdialect.define(MATMUL)(rand(2, 2), rand(2, 2))
+
+
+def test_threads_agree() -> None:
+    src = "def f(float(M, N) A) -> (B) { B(i, j) = exp(A(i, j)) * 2.0 }"
+    A = rand(257, 31)
+    want = reference.run(parse_tc(src), None, [A])[0]
+    for t in (1, 2, 3):
+        got = tcdialect.define(src, options=CpuOptions(threads=t))(A)
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+
+
+def test_bad_options() -> None:
+    with pytest.raises(TCError, match="threads"):
+        CpuOptions(threads=0)
+    with pytest.raises(TCError, match="CpuOptions"):
+        tcdialect.define(MATMUL, options={"threads": 2})  # type: ignore[arg-type]
