@@ -94,11 +94,9 @@ def make_context() -> Context:
     from tcdialect.dialects import get_all_dialects
 
     ctx = Context()
-    for name, factory in xdsl_dialects().items():
+    ours = get_all_dialects()  # ours replace xDSL's of the same name (affine)
+    for name, factory in {**xdsl_dialects(), **ours}.items():
         ctx.register_dialect(name, factory)
-    for name, factory in get_all_dialects().items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
     return ctx
 
 

@@ -101,6 +101,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects import affine as taffine
 from tcdialect.dialects import tc
 from tcdialect.symbolic import SizeExpr, SymbolicError
 
@@ -559,8 +560,8 @@ class _DefLowering:
         self, b: Builder, t: tc.TensorType, src: SSAValue, dst: SSAValue
     ) -> None:
         ib, ivs = self.parallel(b, t.extents, [None] * t.rank)
-        x = ib.insert(affine.LoadOp(src, ivs)).result
-        ib.insert(affine.StoreOp(x, dst, ivs))
+        x = ib.insert(taffine.LoadOp(src, ivs)).result
+        ib.insert(taffine.StoreOp(x, dst, ivs))
 
     # --------------------------------------------------------- emission
     def lower(self) -> func.FuncOp:
@@ -672,7 +673,7 @@ class _DefLowering:
         if kind is not None and op.init:
             ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
             ident = ib.insert(_identity(kind, elem)).result
-            ib.insert(affine.StoreOp(ident, t.buffer, ivs))
+            ib.insert(taffine.StoreOp(ident, t.buffer, ivs))
 
         # Bounds that need arith ops are computed before the nest.
         red_bounds = [
@@ -713,11 +714,11 @@ class _DefLowering:
         assert result is not None
         out_ivs = ivs[:rank]
         if kind is None:
-            ib.insert(affine.StoreOp(result, t.buffer, out_ivs))
+            ib.insert(taffine.StoreOp(result, t.buffer, out_ivs))
         else:
-            acc = ib.insert(affine.LoadOp(t.buffer, out_ivs)).result
+            acc = ib.insert(taffine.LoadOp(t.buffer, out_ivs)).result
             new = ib.insert(_combine(kind, elem, acc, result)).results[0]
-            ib.insert(affine.StoreOp(new, t.buffer, out_ivs))
+            ib.insert(taffine.StoreOp(new, t.buffer, out_ivs))
         if snapshot is not None:
             b.insert(memref.DeallocOp.get(snapshot))
 
@@ -766,7 +767,7 @@ class _DefLowering:
                 exprs.append(e)
             amap = AffineMap(len(used), len(syms.values), tuple(exprs))
             operands = [ivs[k] for k in used] + syms.values
-            load = affine.LoadOp(buf, operands, AffineMapAttr(amap))
+            load = taffine.LoadOp(buf, operands, AffineMapAttr(amap))
             b.insert(load)
             return load.result
         # Checked read: memref.load under an in-bounds test of the others.
