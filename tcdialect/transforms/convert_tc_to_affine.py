@@ -95,6 +95,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -167,7 +168,10 @@ def _combine(kind: str, elem: Attribute, acc: SSAValue, x: SSAValue) -> Operatio
             "min": arith.MinimumfOp,
             "max": arith.MaximumfOp,
         }[kind]
-        return cls(acc, x)
+        # TC treats reductions as associative and commutative (TC-LANGUAGE
+        # §4.2): `reassoc` lets LLVM reorder (vectorise) them. Nothing else
+        # in the statement is relaxed.
+        return cls(acc, x, arith.FastMathFlagsAttr([FastMathFlag.REASSOC]))
     assert isinstance(elem, IntegerType)
     unsigned = elem.signedness.data == Signedness.UNSIGNED or elem.width.data == 1
     if kind == "+":

@@ -122,6 +122,15 @@ _INT_BINARY: dict[str, type[Operation]] = {
     "arith.shrui": llvm.LShrOp,
 }
 
+
+def _fastmath(op: Operation) -> llvm.FastMathAttr:
+    """The fast-math flags of an `arith` float op, as `llvm` flags."""
+    flags = op.properties.get("fastmath")
+    if isinstance(flags, arith.FastMathFlagsAttr):
+        return llvm.FastMathAttr(flags.data)
+    return llvm.FastMathAttr(None)
+
+
 _FLOAT_BINARY: dict[str, type[llvm.AbstractFloatArithOp]] = {
     "arith.addf": llvm.FAddOp,
     "arith.subf": llvm.FSubOp,
@@ -578,7 +587,7 @@ class _FunctionLowering:
             self.set(op.results[0], self.emit_value(cls(lhs, rhs)))
         elif (fcls := _FLOAT_BINARY.get(name)) is not None:
             lhs, rhs = (self.get(v, op) for v in op.operands)
-            self.set(op.results[0], self.emit_value(fcls(lhs, rhs)))
+            self.set(op.results[0], self.emit_value(fcls(lhs, rhs, _fastmath(op))))
         elif (pred := _INT_MINMAX.get(name)) is not None:
             lhs, rhs = (self.get(v, op) for v in op.operands)
             self.set(op.results[0], self.select(self.icmp(pred, lhs, rhs), lhs, rhs))
