@@ -4,7 +4,7 @@ The CPU pipeline is a list of steps; each step is a sequence of passes that
 ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
-       ──convert-affine-to-scf, outline-parallel-loops──▶ loops
+       ──convert-affine-to-scf, outline-parallel-loops, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
@@ -62,7 +62,13 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
             OutlineParallelLoopsPass,
         )
 
-        return [ConvertAffineToScfPass(), OutlineParallelLoopsPass()]
+        from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+        return [
+            ConvertAffineToScfPass(),
+            OutlineParallelLoopsPass(),
+            DeadCodeElimination(),
+        ]
     if stage == "llvm":
         from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
         from xdsl.transforms.reconcile_unrealized_casts import (
