@@ -57,12 +57,12 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
 
         return [ConvertTcToAffinePass()]
     if stage == "loops":
+        from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
         from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
-
-        from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
         return [
             ConvertAffineToScfPass(),
