@@ -25,6 +25,7 @@ naming the pass.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -57,6 +58,13 @@ def _default_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 62
 
 
 @dataclass(frozen=True)
@@ -212,11 +220,39 @@ class Kernel:
                 self._not_contiguous(i)
         arrays, sizes = prepare_inputs(self.defop, inputs)
         self.checked.check_sizes(sizes)
+        self._check_temporaries(sizes)
         key = self._shape_key(arrays)
         assert key is not None
         bound = _Bound(sizes, self.checked.output_extents(sizes))
         self._bound[key] = bound
         return arrays, key, bound
+
+    def _check_temporaries(self, sizes: Mapping[str, int]) -> None:
+        """Refuse sizes whose temporaries cannot fit in this machine's memory.
+
+        Compiled code allocates temporaries (and copies of targets a statement
+        reads at other positions) with `malloc`; asking for more than the
+        machine has must be a `TCError` here, not a failed allocation there.
+        """
+        from tcdialect.frontend.ir_gen import element_type
+
+        total, biggest = 0, ("", 0)
+        for t in self.checked.tensors.values():
+            if t.kind == "input" or t.extents is None or t.elem is None:
+                continue
+            count = math.prod(max(0, e.evaluate(sizes)) for e in t.extents)
+            nbytes = count * numpy_dtype(element_type(t.elem)).itemsize
+            biggest = max(biggest, (t.name, nbytes), key=lambda x: x[1])
+            if t.kind == "temp":
+                total += nbytes
+        total += biggest[1]  # room for one snapshot copy
+        if total > _physical_memory():
+            gib = 1 << 30
+            raise TCError(
+                f"@{self.entry} needs {total / gib:.1f} GiB of temporaries and "
+                f"outputs for these sizes ({', '.join(f'{k}={v}' for k, v in sizes.items())})"
+                f"; this machine has {_physical_memory() / gib:.1f} GiB"
+            )
 
     def _not_contiguous(self, i: int) -> None:
         names = self.defop.input_names

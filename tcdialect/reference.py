@@ -214,7 +214,8 @@ def prepare_inputs(
             raise TCError(
                 f"{where}: expected {_type_name(dt)} but got {_type_name(value.dtype)}"
             )
-        arrays.append(np.ascontiguousarray(value))
+        # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+        arrays.append(value if value.flags.c_contiguous else value.copy(order="C"))
 
     sizes: dict[str, int] = {}
     origin: dict[str, str] = {}

@@ -1010,6 +1010,27 @@ class _NotAffine(Exception):
         self.span = span
 
 
+#: C functions the compiled code may call by name (memory, and the math
+#: functions lowered to C calls, f32 and f64 forms); a definition may not take
+#: one of these names, nor a name starting with `__tc` (the runtime's).
+_RESERVED_SYMBOLS = frozenset(
+    {"malloc", "free"}
+    | {
+        name + suffix
+        for name in (
+            "hypot", "erfc", "exp10", "fmod", "expm1", "log1p", "cbrt", "erf",
+            "asinh", "acosh", "atanh", "pow", "atan2",
+        )
+        for suffix in ("", "f")
+    }
+)  # fmt: skip
+
+
+def is_reserved_symbol(name: str) -> bool:
+    """Whether a definition named `name` would clash with a symbol we call."""
+    return name in _RESERVED_SYMBOLS or name.startswith("__tc")
+
+
 def analyze(program: ast.Program, diag: DiagnosticEngine) -> CheckedProgram:
     """Check every definition; problems go to `diag` (call `diag.check()`)."""
     defs: list[CheckedDef] = []
@@ -1023,5 +1044,11 @@ def analyze(program: ast.Program, diag: DiagnosticEngine) -> CheckedProgram:
             )
             continue
         seen[d.name.name] = d.name.span
+        if is_reserved_symbol(d.name.name):
+            diag.error(
+                f"'{d.name.name}' cannot name a definition: compiled code calls "
+                "a C library or runtime function of that name",
+                d.name.span,
+            )
         defs.append(_DefChecker(d, diag).run())
     return CheckedProgram(defs, list(diag.warnings))

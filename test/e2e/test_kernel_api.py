@@ -209,3 +209,22 @@ def test_bad_options() -> None:
         CpuOptions(threads=0)
     with pytest.raises(TCError, match="CpuOptions"):
         tcdialect.define(MATMUL, options={"threads": 2})  # type: ignore[arg-type]
+
+
+def test_temporaries_too_big_for_the_machine_are_an_error() -> None:
+    k = tcdialect.define(
+        "def f(float(N) A) -> (B) { T(i, j) = A(i) * A(j)  B(i) +=! T(i, r) }"
+    )
+    np.testing.assert_allclose(k(np.ones(3, np.float32)), [3, 3, 3])
+    with pytest.raises(TCError, match=r"@f needs .* GiB of temporaries"):
+        k(np.ones(10**6, np.float32))  # T would need 3.6 TiB
+
+
+def test_zero_d_inputs_of_every_kind() -> None:
+    src = "def f(float A) -> (B) { B = A + 1.0 }"
+    k = tcdialect.define(src)
+    for x in (2.0, np.float32(2), np.array(2, np.float32)):
+        (want,) = reference.run(parse_tc(src), None, [x])
+        assert want.shape == () and float(want) == 3.0
+        got = k(x)
+        assert got.shape == () and float(got) == 3.0
