@@ -4,7 +4,8 @@ The CPU pipeline is a list of steps; each step is a sequence of passes that
 ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
-       ──convert-affine-to-scf, outline-parallel-loops, dce──▶ loops
+       ──convert-affine-to-scf, outline-parallel-loops,
+       expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
@@ -60,6 +61,9 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
         from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
+        from tcdialect.transforms.expand_math_polynomials import (
+            ExpandMathPolynomialsPass,
+        )
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
@@ -67,6 +71,7 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
         return [
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),
+            ExpandMathPolynomialsPass(),
             DeadCodeElimination(),
         ]
     if stage == "llvm":

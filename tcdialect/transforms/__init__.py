@@ -38,6 +38,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OutlineParallelLoopsPass
 
+    def get_expand_math_polynomials() -> type[ModulePass]:
+        from tcdialect.transforms.expand_math_polynomials import (
+            ExpandMathPolynomialsPass,
+        )
+
+        return ExpandMathPolynomialsPass
+
     def get_convert_to_llvm() -> type[ModulePass]:
         from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
 
@@ -63,6 +70,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-tc-to-affine": get_convert_tc_to_affine,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,
+        "expand-math-polynomials": get_expand_math_polynomials,
         "convert-to-llvm": get_convert_to_llvm,
         "tc-to-affine": get_tc_to_affine,
         "tc-to-loops": get_tc_to_loops,

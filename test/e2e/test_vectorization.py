@@ -58,3 +58,26 @@ def test_hot_loop_is_vectorised(name: str) -> None:
     assert re.search(packed, asm), f"no packed instruction {packed} in {name}"
     if _host_has_avx():
         assert re.search(packed + r"\s.*%[yz]mm", asm), f"{name}: no 256-bit vectors"
+
+
+def test_exp_is_vectorised_and_accurate() -> None:
+    k = tcdialect.define("def e(float(N) X) -> (Y) { Y(i) = exp(X(i)) }")
+    x = np.concatenate(
+        [
+            np.linspace(-110.0, 95.0, 100_001),
+            [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.7229, -87.3, 1e-30],
+        ]
+    ).astype(np.float32)
+    asm = k.ir(x, stage="asm")
+    assert "expf" not in asm
+    assert re.search(r"\bv?mulps\b", asm)
+    got = k(x).astype(np.float64)
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32).astype(np.float64)
+    normal = np.isfinite(want) & (want >= np.finfo(np.float32).tiny)
+    rel = np.abs(got[normal] - want[normal]) / want[normal]
+    assert rel.max() < 2.5e-7  # within 2 ulp over the whole normal range
+    tiny = want < np.finfo(np.float32).tiny
+    assert np.abs(got[tiny] - want[tiny]).max() <= 2e-45  # subnormal results
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

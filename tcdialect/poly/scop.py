@@ -1,0 +1,558 @@
+"""Extraction of the polyhedral model (a SCoP) from `affine` IR, with islpy.
+
+Contract: `extract_scop(func)` takes a `func.func` at the `affine` stage (the
+output of `convert-tc-to-affine`, generic or specialised): a body that is a
+sequence of `affine.parallel` / `affine.for` nests, possibly nested and with
+`affine.if`, around store-terminated groups of ops. It returns a `Scop`:
+
+- `params`: the `index` arguments of the function (the size parameters; none
+  for specialised code), in argument order.
+- `statements`: one `S<k>` per store (an `affine.store`, or a `memref.store`
+  outside any loop-free `scf.if`), numbered in textual order. A statement
+  owns the ops of its block from the previous statement up to its store. Its
+  `domain` is an `isl.Set` over the enclosing loop IVs, outermost first: lower
+  bound = max of the lower-map results, upper bound (exclusive) = min of the
+  upper-map results, steps > 1 as a congruence, `affine.if` conditions
+  intersected (their negation for the `else` block).
+- `reads` / `writes`: `isl.UnionMap`s from statement instances to array
+  elements `A[...]`, the array named by the memref's function argument (or the
+  name of its `memref.alloc`, made unique). `may_reads` / `may_writes`: the
+  data-dependent accesses (`memref.load` / `memref.store`, and affine
+  accesses under `scf.if`) as accesses of the whole array (subscripts kept for
+  affine ones).
+- `schedule`: the original (textual) order in the 2d+1 encoding,
+  `S[i, j] -> [c0, i, c1, j, c2, 0, ...]`, padded with zeros to one length.
+
+`dependences(scop)` computes flow (RAW), anti (WAR) and output (WAW)
+dependences with `isl.UnionAccessInfo.compute_flow`; `reduction_loops(scop)`
+finds the `load target; arith op; store target` reductions.
+
+Example, matmul `C(m, n) +=! A(m, r_k) * B(r_k, n)` (generic)::
+
+    params      [M, K, N]
+    S0 domain   [M, K, N] -> { S0[m, n] : 0 <= m < M and 0 <= n < N }     C = 0
+    S1 domain   [M, K, N] -> { S1[m, n, r_k] : ... and 0 <= r_k < K }     C += A * B
+    schedule    S0[m, n] -> [0, m, 0, n, 0, 0, 0];
+                S1[m, n, r_k] -> [1, m, 0, n, 0, r_k, 0]
+    flow        S0[m, n] -> S1[m, n, 0] (K > 0);
+                S1[m, n, k] -> S1[m, n, k + 1] (k < K - 1)
+    reductions  S1 over dim 2 (r_k), combined with arith.addf
+
+Unsupported constructs (semi-affine maps, `scf.for` and other region ops in a
+statement, loops with iteration arguments or reductions, operands that are
+neither IVs, size parameters nor constants) raise `TCError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import islpy as isl
+from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.ir.affine.affine_set import AffineConstraintKind, AffineSet
+
+from tcdialect.diagnostics import TCError
+
+_ISL_WORDS = frozenset(
+    "and or not mod min max floor ceil exists true false infty implies xor "
+    "domain range rat".split()
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_REDUCTION_OPS = frozenset(
+    "arith.addf arith.addi arith.mulf arith.muli arith.maximumf arith.minimumf "
+    "arith.maxnumf arith.minnumf arith.maxsi arith.minsi arith.maxui "
+    "arith.minui".split()
+)
+
+
+@dataclass
+class Access:
+    """One memory access of a statement: `map` is not intersected with the domain."""
+
+    kind: str  # "read", "write", "may_read" or "may_write"
+    array: str
+    map: isl.Map
+    op: Operation
+
+
+@dataclass
+class Statement:
+    name: str
+    #: Names of the domain dimensions (the enclosing IVs), outermost first.
+    dims: tuple[str, ...]
+    domain: isl.Set
+    #: The ops of the statement, its store last.
+    ops: list[Operation]
+    accesses: list[Access] = field(default_factory=list[Access])
+
+    @property
+    def store(self) -> Operation:
+        return self.ops[-1]
+
+
+@dataclass
+class Scop:
+    params: tuple[str, ...]
+    statements: dict[str, Statement]
+    reads: isl.UnionMap
+    writes: isl.UnionMap
+    may_reads: isl.UnionMap
+    may_writes: isl.UnionMap
+    schedule: isl.UnionMap
+    #: Array name -> the memref value (function argument or alloc result).
+    arrays: dict[str, SSAValue]
+
+    @property
+    def domain(self) -> isl.UnionSet:
+        out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+        for s in self.statements.values():
+            out = out.union(isl.UnionSet.from_set(s.domain))
+        return out
+
+
+@dataclass
+class Dependences:
+    flow: isl.UnionMap
+    anti: isl.UnionMap
+    output: isl.UnionMap
+
+    @property
+    def all(self) -> isl.UnionMap:
+        return self.flow.union(self.anti).union(self.output)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    statement: str
+    #: The combining op, e.g. "arith.addf".
+    op: str
+    #: Positions of the reduction dims in the statement's domain.
+    dims: tuple[int, ...]
+    dim_names: tuple[str, ...]
+
+
+def _err(msg: str, op: Operation | None = None) -> TCError:
+    where = f" (at '{op.name}')" if op is not None else ""
+    return TCError(f"polyhedral extraction: {msg}{where}")
+
+
+@dataclass
+class _Nest:
+    """What the walk knows at one point: enclosing IVs, constraints, schedule."""
+
+    ivs: dict[SSAValue, str]
+    dims: tuple[str, ...]
+    constraints: tuple[str, ...]
+    sched: tuple[str, ...]
+
+
+class _Extractor:
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        self.params: dict[SSAValue, str] = {}
+        self.arrays: dict[str, SSAValue] = {}
+        self.array_of: dict[SSAValue, str] = {}
+        self.statements: dict[str, Statement] = {}
+        self.scheds: dict[str, tuple[str, ...]] = {}
+        self.taken: set[str] = set(_ISL_WORDS)
+        body = fn.body.blocks.first
+        if body is None:
+            raise _err(f"function '{fn.sym_name.data}' has no body")
+        for i, arg in enumerate(body.args):
+            if isinstance(arg.type, IndexType):
+                self.params[arg] = self._fresh(arg.name_hint, f"p{i}")
+            elif isinstance(arg.type, MemRefType):
+                self._array(arg, arg.name_hint or f"arg{i}")
+        self.taken_params = set(self.params.values())
+
+    # -- names ---------------------------------------------------------------
+
+    def _fresh(self, hint: str | None, fallback: str) -> str:
+        base = hint if hint and _IDENT.match(hint) else fallback
+        if re.fullmatch(r"S\d+", base):
+            base += "_"
+        name, k = base, 1
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def _array(self, value: SSAValue, hint: str | None) -> str:
+        if value not in self.array_of:
+            name = self._fresh(hint, f"m{len(self.arrays)}")
+            self.array_of[value] = name
+            self.arrays[name] = value
+        return self.array_of[value]
+
+    def _array_name(self, value: SSAValue, op: Operation) -> str:
+        if value in self.array_of:
+            return self.array_of[value]
+        if isinstance(value, OpResult) and isinstance(value.op, memref.AllocOp):
+            return self._array(value, value.name_hint)
+        raise _err("memref is neither a function argument nor a memref.alloc", op)
+
+    @property
+    def param_prefix(self) -> str:
+        return "[" + ", ".join(self.params.values()) + "]"
+
+    # -- affine expressions ----------------------------------------------------
+
+    def _operand(self, v: SSAValue, nest: _Nest, op: Operation) -> str:
+        if v in nest.ivs:
+            return nest.ivs[v]
+        if v in self.params:
+            return self.params[v]
+        if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
+            val = v.op.value
+            if isinstance(val, IntegerAttr):
+                return f"({val.value.data})"
+        raise _err(
+            f"operand '{v}' is not a loop IV, a size parameter or a constant", op
+        )
+
+    def _expr(
+        self, e: AffineExpr, names: Sequence[str], ndims: int, op: Operation
+    ) -> str:
+        if isinstance(e, AffineDimExpr):
+            return names[e.position]
+        if isinstance(e, AffineSymExpr):
+            return names[ndims + e.position]
+        if isinstance(e, AffineConstantExpr):
+            return f"({e.value})"
+        assert isinstance(e, AffineBinaryOpExpr)
+        lhs = self._expr(e.lhs, names, ndims, op)
+        if e.kind is AffineBinaryOpKind.Add:
+            return f"({lhs} + {self._expr(e.rhs, names, ndims, op)})"
+        if e.kind is AffineBinaryOpKind.Mul:
+            if isinstance(e.rhs, AffineConstantExpr):
+                return f"({e.rhs.value} * {lhs})"
+            if isinstance(e.lhs, AffineConstantExpr):
+                return f"({e.lhs.value} * {self._expr(e.rhs, names, ndims, op)})"
+            raise _err(f"semi-affine expression '{e}' is not supported", op)
+        if not isinstance(e.rhs, AffineConstantExpr) or e.rhs.value <= 0:
+            raise _err(f"semi-affine expression '{e}' is not supported", op)
+        c = e.rhs.value
+        if e.kind is AffineBinaryOpKind.FloorDiv:
+            return f"floor({lhs} / {c})"
+        if e.kind is AffineBinaryOpKind.CeilDiv:
+            return f"ceil({lhs} / {c})"
+        return f"({lhs} mod {c})"
+
+    def _map(
+        self, m: AffineMap, operands: Sequence[SSAValue], nest: _Nest, op: Operation
+    ) -> list[str]:
+        names = [self._operand(v, nest, op) for v in operands]
+        return [self._expr(r, names, m.num_dims, op) for r in m.results]
+
+    def _set(
+        self, s: AffineSet, operands: Sequence[SSAValue], nest: _Nest, op: Operation
+    ) -> list[str]:
+        names = [self._operand(v, nest, op) for v in operands]
+        out: list[str] = []
+        for c in s.constraints:
+            lhs = self._expr(c.lhs, names, s.num_dims, op)
+            rhs = self._expr(c.rhs, names, s.num_dims, op)
+            rel = {AffineConstraintKind.eq: "=", AffineConstraintKind.ge: ">="}.get(
+                c.kind, "<="
+            )
+            out.append(f"{lhs} {rel} {rhs}")
+        return out
+
+    # -- the walk ----------------------------------------------------------------
+
+    def _iv_name(self, v: SSAValue, nest: _Nest) -> str:
+        used = set(nest.dims) | set(self.params.values()) | _ISL_WORDS
+        hint = v.name_hint
+        base = hint if hint and _IDENT.match(hint) else f"i{len(nest.dims)}"
+        name, k = base, 1
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    def _enter(
+        self,
+        nest: _Nest,
+        iv: SSAValue,
+        lbs: list[str],
+        ubs: list[str],
+        step: int,
+        op: Operation,
+    ) -> _Nest:
+        name = self._iv_name(iv, nest)
+        cons = [f"{name} >= {lb}" for lb in lbs] + [f"{name} < {ub}" for ub in ubs]
+        if step != 1:
+            if step <= 0 or len(lbs) != 1:
+                raise _err(
+                    "a step other than 1 needs a positive step and one lower bound", op
+                )
+            cons.append(f"({name} - {lbs[0]}) mod {step} = 0")
+        return _Nest(
+            {**nest.ivs, iv: name},
+            (*nest.dims, name),
+            nest.constraints + tuple(cons),
+            (*nest.sched, name),
+        )
+
+    def run(self) -> None:
+        body = self.fn.body.blocks.first
+        assert body is not None
+        self._block(body, _Nest({}, (), (), ()), [0])
+
+    def _block(self, block: Block, nest: _Nest, pos: list[int]) -> None:
+        pending: list[Operation] = []
+        for op in block.ops:
+            if isinstance(op, affine.StoreOp | memref.StoreOp):
+                self._statement([*pending, op], nest, pos)
+                pending = []
+            elif isinstance(op, affine.ForOp | affine.ParallelOp | affine.IfOp):
+                self._check_pure(pending)
+                pending = []
+                self._loop(op, nest, pos)
+            elif isinstance(op, scf.ForOp | scf.WhileOp | scf.ParallelOp):
+                raise _err("scf loops are not supported in affine code", op)
+            elif isinstance(
+                op, affine.YieldOp | func.ReturnOp | memref.AllocOp | memref.DeallocOp
+            ):
+                continue
+            else:
+                pending.append(op)
+        self._check_pure(pending)
+
+    def _check_pure(self, ops: list[Operation]) -> None:
+        for op in ops:
+            for inner in op.walk():
+                if isinstance(
+                    inner,
+                    affine.LoadOp | memref.LoadOp | affine.StoreOp | memref.StoreOp,
+                ):
+                    raise _err(
+                        "a memory access outside any store-terminated statement", inner
+                    )
+
+    def _loop(self, op: Operation, nest: _Nest, pos: list[int]) -> None:
+        if isinstance(op, affine.IfOp):
+            cond = self._set(op.condition.data, op.args, nest, op)
+            then_nest = _Nest(
+                nest.ivs, nest.dims, nest.constraints + tuple(cond), nest.sched
+            )
+            self._block(op.then_region.block, then_nest, pos)
+            if op.else_region.blocks:
+                neg = "not (" + " and ".join(cond or ["1 = 1"]) + ")"
+                else_nest = _Nest(
+                    nest.ivs, nest.dims, (*nest.constraints, neg), nest.sched
+                )
+                self._block(op.else_region.blocks[0], else_nest, pos)
+            return
+        here = _Nest(nest.ivs, nest.dims, nest.constraints, (*nest.sched, str(pos[0])))
+        pos[0] += 1
+        if isinstance(op, affine.ForOp):
+            if op.inits or op.res:
+                raise _err("affine.for with iteration arguments is not supported", op)
+            lbs = self._map(op.lowerBoundMap.data, op.lowerBoundOperands, nest, op)
+            ubs = self._map(op.upperBoundMap.data, op.upperBoundOperands, nest, op)
+            inner = self._enter(
+                here, op.body.block.args[0], lbs, ubs, op.step.value.data, op
+            )
+        else:
+            assert isinstance(op, affine.ParallelOp)
+            if op.reductions.data or op.res:
+                raise _err("affine.parallel with reductions is not supported", op)
+            lmap, umap = op.lowerBoundsMap.data, op.upperBoundsMap.data
+            nl = lmap.num_dims + lmap.num_symbols
+            lbs = self._map(lmap, op.map_operands[:nl], nest, op)
+            ubs = self._map(umap, op.map_operands[nl:], nest, op)
+            lgroups = [int(g) for g in op.lowerBoundsGroups.get_values()]
+            ugroups = [int(g) for g in op.upperBoundsGroups.get_values()]
+            inner = here
+            li = ui = 0
+            for k, iv in enumerate(op.body.block.args):
+                step = op.steps.data[k].value.data
+                if k:
+                    inner = _Nest(
+                        inner.ivs, inner.dims, inner.constraints, (*inner.sched, "0")
+                    )
+                inner = self._enter(
+                    inner,
+                    iv,
+                    lbs[li : li + lgroups[k]],
+                    ubs[ui : ui + ugroups[k]],
+                    step,
+                    op,
+                )
+                li += lgroups[k]
+                ui += ugroups[k]
+        self._block(op.body.block, inner, [0])
+
+    def _statement(self, ops: list[Operation], nest: _Nest, pos: list[int]) -> None:
+        name = f"S{len(self.statements)}"
+        sched = (*nest.sched, str(pos[0]))
+        pos[0] += 1
+        tup = f"{name}[{', '.join(nest.dims)}]"
+        cons = " and ".join(nest.constraints)
+        domain = isl.Set(
+            f"{self.param_prefix} -> {{ {tup} {': ' + cons if cons else ''} }}"
+        )
+        stmt = Statement(name, nest.dims, domain, ops)
+        for top in ops:
+            for op in top.walk():
+                self._access(stmt, op, top, nest, tup)
+        self.statements[name] = stmt
+        self.scheds[name] = sched
+
+    def _access(
+        self, stmt: Statement, op: Operation, top: Operation, nest: _Nest, tup: str
+    ) -> None:
+        if op is not top and op.regions and not isinstance(op, scf.IfOp):
+            raise _err(f"'{op.name}' inside a statement is not supported", op)
+        if isinstance(op, func.CallOp):
+            raise _err("calls inside a statement are not supported", op)
+        guarded = op is not top
+        if isinstance(op, affine.LoadOp | affine.StoreOp):
+            array = self._array_name(op.memref, op)
+            subs = self._map(op.map.data, op.indices, nest, op)
+            kind = "read" if isinstance(op, affine.LoadOp) else "write"
+            if guarded:
+                kind = "may_" + kind
+            rel = f"{self.param_prefix} -> {{ {tup} -> {array}[{', '.join(subs)}] }}"
+            stmt.accesses.append(Access(kind, array, isl.Map(rel), op))
+        elif isinstance(op, memref.LoadOp | memref.StoreOp):
+            array = self._array_name(op.memref, op)
+            mtype = op.memref.type
+            assert isinstance(mtype, MemRefType)
+            shape = mtype.get_shape()
+            outs = [f"o{k}" for k in range(len(shape))]
+            cons = [
+                f"0 <= o{k} < {n}" if n >= 0 else f"o{k} >= 0"
+                for k, n in enumerate(shape)
+            ]
+            cond = " and ".join(cons)
+            rel = (
+                f"{self.param_prefix} -> {{ {tup} -> {array}[{', '.join(outs)}]"
+                f"{' : ' + cond if cond else ''} }}"
+            )
+            kind = "may_read" if isinstance(op, memref.LoadOp) else "may_write"
+            stmt.accesses.append(Access(kind, array, isl.Map(rel), op))
+
+    def scop(self) -> Scop:
+        space = isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0)
+        maps = {
+            k: isl.UnionMap.empty(space)
+            for k in ("read", "write", "may_read", "may_write")
+        }
+        for s in self.statements.values():
+            for a in s.accesses:
+                m = isl.UnionMap.from_map(a.map.intersect_domain(s.domain))
+                maps[a.kind] = maps[a.kind].union(m)
+        width = max((len(s) for s in self.scheds.values()), default=0)
+        schedule = isl.UnionMap.empty(space)
+        for name, sched in self.scheds.items():
+            s = self.statements[name]
+            out = ", ".join([*sched, *["0"] * (width - len(sched))])
+            rel = f"{self.param_prefix} -> {{ {name}[{', '.join(s.dims)}] -> [{out}] }}"
+            m = isl.Map(rel).intersect_domain(s.domain)
+            schedule = schedule.union(isl.UnionMap.from_map(m))
+        return Scop(
+            tuple(self.params.values()),
+            self.statements,
+            maps["read"],
+            maps["write"],
+            maps["may_read"],
+            maps["may_write"],
+            schedule,
+            self.arrays,
+        )
+
+
+def extract_scop(fn: func.FuncOp) -> Scop:
+    """The polyhedral model of `fn` (see the module docstring)."""
+    ex = _Extractor(fn)
+    ex.run()
+    return ex.scop()
+
+
+def _flow(
+    sink: isl.UnionMap,
+    must: isl.UnionMap,
+    may: isl.UnionMap,
+    schedule: isl.UnionMap,
+    kill: isl.UnionMap | None = None,
+) -> isl.UnionMap:
+    info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must).set_may_source(may)
+    if kill is not None:
+        info = info.set_kill(kill)
+    return info.set_schedule_map(schedule).compute_flow().get_may_dependence()
+
+
+def dependences(scop: Scop) -> Dependences:
+    """Flow (RAW), anti (WAR) and output (WAW) dependences between instances."""
+    reads = scop.reads.union(scop.may_reads)
+    writes = scop.writes.union(scop.may_writes)
+    empty = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    flow = _flow(reads, scop.writes, scop.may_writes, scop.schedule)
+    anti = _flow(writes, empty, reads, scop.schedule, kill=scop.writes)
+    output = _flow(writes, scop.writes, scop.may_writes, scop.schedule)
+    return Dependences(flow, anti, output)
+
+
+def reduction_loops(scop: Scop) -> dict[str, Reduction]:
+    """The statements that reduce into their store target, with their reduction dims.
+
+    The pattern is `%a = affine.load T[f(i)]; %r = <op> %a, %x (or %x, %a);
+    affine.store %r, T[f(i)]` with `<op>` an add, mul, min or max; the reduction
+    dims are the domain dims that the store subscript does not involve. A
+    statement of that shape without such dims (an in-place update) is not one.
+    """
+    out: dict[str, Reduction] = {}
+    for name, s in scop.statements.items():
+        store = s.store
+        if not isinstance(store, affine.StoreOp):
+            continue
+        combine = store.value.owner
+        if not isinstance(combine, Operation) or combine.name not in _REDUCTION_OPS:
+            continue
+        write = next(a for a in s.accesses if a.op is store)
+        if not any(
+            isinstance(v, OpResult)
+            and isinstance(v.op, affine.LoadOp)
+            and any(
+                a.op is v.op and a.kind == "read" and a.map.is_equal(write.map)
+                for a in s.accesses
+            )
+            for v in combine.operands
+        ):
+            continue
+        dims = tuple(
+            d
+            for d in range(len(s.dims))
+            if not write.map.involves_dims(isl.dim_type.in_, d, 1)
+        )
+        if dims:
+            out[name] = Reduction(
+                name, combine.name, dims, tuple(s.dims[d] for d in dims)
+            )
+    return out
+
+
+__all__ = [
+    "Access",
+    "Dependences",
+    "Reduction",
+    "Scop",
+    "Statement",
+    "dependences",
+    "extract_scop",
+    "reduction_loops",
+]
