@@ -120,7 +120,14 @@ def scaling_text(result: RunResult) -> str:
         f"{one.name}, 1 → {t} threads (bound {_ms(one.bound_s)} → "
         f"{_ms(many.bound_s)} ms): "
     )
-    return head + "; ".join(parts)
+    text = head + "; ".join(parts)
+    if result.scaling_interleaved is not None:
+        a, b = result.scaling_interleaved
+        text += (
+            f". Ours at 1 and {t} threads timed interleaved in the same rounds: "
+            f"{_ms(a)} → {_ms(b)} ms (speedup {a / b:.2f}×)"
+        )
+    return text
 
 
 def overhead_text(result: RunResult) -> str:

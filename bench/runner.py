@@ -93,6 +93,8 @@ class RunResult:
     limits_end: dict[int, Limits]
     rows: list[Row]
     scaling: list[Row]
+    #: Ours at 1 and T threads timed interleaved in the same rounds (seconds).
+    scaling_interleaved: tuple[float, float] | None
     overhead_us: dict[str, float | None]
     overhead_error: str | None
     api_error: str | None
@@ -185,6 +187,40 @@ def run_kernel(
     return row
 
 
+def _ours_scaling(
+    kernel: Kernel,
+    sizes: dict[str, int],
+    threads: int,
+    config: TimingConfig,
+    flush: CacheFlusher,
+) -> tuple[float, float] | None:
+    """Ours at 1 and `threads` threads, timed interleaved in the same rounds.
+
+    Timing both in one `measure` call cancels the drift of a shared VM
+    between two separate runs, which the separate rows cannot.
+    """
+    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
+    inputs = kernel.make_inputs(sizes, rng)
+    shapes = [w.shape for w in kernel.reference_outputs(inputs)]
+    calls: dict[str, Callable[[], Any]] = {}
+    for t in (1, threads):
+        built = ours.build(
+            kernel.source, kernel.entry, inputs, t, cold_repeats=1, cached_repeats=1
+        )
+        fn, _, _, err = ours.first_call(built, inputs, shapes)
+        if fn is None:
+            _log(f"  interleaved scaling not measured: {err}")
+            return None
+        calls[f"{t}T"] = fn
+    for fn in calls.values():
+        fn()  # building the second kernel cleared the cache: compile again now
+    # No first-call samples: the chain is fast, so every sample is a timed call.
+    timings = measure(calls, {}, config, flush)
+    one, many = timings["1T"].median_s, timings[f"{threads}T"].median_s
+    _log(f"  ours interleaved: 1T {one * 1e3:.2f} ms, {threads}T {many * 1e3:.2f} ms")
+    return one, many
+
+
 def _limits(threads: list[int], repeats: int) -> dict[int, Limits]:
     out = {}
     for t in threads:
@@ -257,6 +293,7 @@ def run(args: argparse.Namespace) -> RunResult:
             )
 
     scaling: list[Row] = []
+    scaling_interleaved: tuple[float, float] | None = None
     chain = [k for k in kernels if k.name == CHAIN]
     if chain and threads > 1:
         _log("elementwise chain at 1 and T threads")
@@ -266,6 +303,8 @@ def run(args: argparse.Namespace) -> RunResult:
                 row = run_kernel(chain[0], sizes, t, config, flush, compile_repeats)
             scaling.append(row)
             _log(f"  {CHAIN} {t}T: {_progress(row)}")
+        sizes = chain[0].quick if args.quick else chain[0].sizes
+        scaling_interleaved = _ours_scaling(chain[0], sizes, threads, config, flush)
 
     with thread_limits(threads):
         overhead = {"ours": None, **_peer_overhead_us()}
@@ -297,6 +336,7 @@ def run(args: argparse.Namespace) -> RunResult:
         limits_end=limits_end,
         rows=rows,
         scaling=scaling,
+        scaling_interleaved=scaling_interleaved,
         overhead_us=overhead,
         overhead_error=overhead_err,
         api_error=api_err,
