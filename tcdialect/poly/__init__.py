@@ -1,21 +1,4 @@
-"""The polyhedral layer: affine IR to the isl model (`scop`); the scheduler comes later."""
-
-from tcdialect.poly.scop import (
-    Dependences,
-    Reduction,
-    Scop,
-    Statement,
-    dependences,
-    extract_scop,
-    reduction_loops,
-)
-
-__all__ = [
-    "Dependences",
-    "Reduction",
-    "Scop",
-    "Statement",
-    "dependences",
-    "extract_scop",
-    "reduction_loops",
-]
+"""The polyhedral layer (islpy): `scop` turns affine IR into the isl model
+(domains, accesses, original schedule) and computes dependences; the
+scheduler built on it comes later. Import from the submodules (islpy loads
+only when they are used)."""

@@ -18,7 +18,7 @@ from xdsl.parser import Parser
 from tcdialect.diagnostics import TCError
 from tcdialect.frontend import parse_tc
 from tcdialect.pipeline import lower, make_context
-from tcdialect.poly import dependences, extract_scop, reduction_loops
+from tcdialect.poly.scop import dependences, extract_scop, reduction_loops
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_reference_catalog import KERNELS
