@@ -177,7 +177,8 @@ def _git_commit(root: Path) -> str:
 
 def describe(root: Path) -> dict[str, str]:
     """CPU, cores, caches, memory, library versions, commit and date."""
-    import llvmlite
+    from importlib.metadata import version
+
     import torch
 
     cpu = _cpuinfo()
@@ -205,7 +206,7 @@ def describe(root: Path) -> dict[str, str]:
         "python": platform.python_version(),
         "numpy": f"{np.__version__} (BLAS: {blas})",
         "torch": f"{torch.__version__} (MKL: {torch.backends.mkl.is_available()})",
-        "llvmlite": llvmlite.__version__,
+        "llvmlite": version("llvmlite"),
         "tcdialect commit": _git_commit(root),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }

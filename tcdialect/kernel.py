@@ -103,14 +103,6 @@ class CompiledKernel:
     sizes: dict[str, int] | None
     compile_seconds: float
 
-    def run(
-        self,
-        inputs: Sequence[Array],
-        outputs: Sequence[Array],
-        sizes: Mapping[str, int],
-    ) -> None:
-        self.launcher(inputs, outputs, sizes)
-
 
 _CACHE: dict[tuple[Any, ...], CompiledKernel] = {}
 _CACHE_LOCK = threading.Lock()

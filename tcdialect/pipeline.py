@@ -21,7 +21,7 @@ verify after a pass, becomes a `TCError` that names the pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -179,11 +179,3 @@ class TcToLlvmPipeline(_NamedPipeline):
 
     name = "tc-to-llvm"
     stage = "llvm"
-
-
-def pipeline_names() -> Sequence[str]:
-    return (
-        TcToAffinePipeline.name,
-        TcToLoopsPipeline.name,
-        TcToLlvmPipeline.name,
-    )
