@@ -30,13 +30,16 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from tcdialect.diagnostics import TCError
+
+if TYPE_CHECKING:
+    from tcdialect.poly.schedule import ScheduleOptions
 from tcdialect.dialects.tc import DefOp
 from tcdialect.pipeline import (
     IR_STAGES,
@@ -75,18 +78,42 @@ class CpuOptions:
         to this process).
     specialize: compile sizes in as constants, once per shape (fastest code);
         False compiles one generic function for every shape.
+    fusion: the scheduler's fusion strategy, "max" (fuse whatever isl can),
+        "preserve3coincident" (fuse unless outer parallelism is lost) or
+        "min" (one loop nest per statement).
+    tile: tile sizes of each nest's outermost band (0 = do not tile that
+        loop, so (0,) turns tiling off); None chooses them from the problem.
+    schedule: False skips the isl scheduler (loops in the order the
+        definition gives them).
     """
 
     threads: int | None = None
     specialize: bool = True
+    fusion: str = "max"
+    tile: tuple[int, ...] | None = None
+    schedule: bool = True
 
     def __post_init__(self) -> None:
+        from tcdialect.poly.schedule import ScheduleOptions
+
+        if isinstance(self.tile, list):
+            object.__setattr__(self, "tile", tuple(self.tile))
+        ScheduleOptions(self.fusion, self.tile)  # validates
         if self.threads is not None and (
             not isinstance(self.threads, int) or self.threads < 1
         ):
             raise TCError(
                 f"CpuOptions.threads must be a positive int, not {self.threads!r}"
             )
+
+    @property
+    def schedule_options(self) -> ScheduleOptions | bool:
+        """What the `scheduled` stage runs with (False: no rescheduling)."""
+        from tcdialect.poly.schedule import ScheduleOptions
+
+        if not self.schedule:
+            return False
+        return ScheduleOptions(self.fusion, self.tile)
 
     @property
     def num_threads(self) -> int:
@@ -343,8 +370,9 @@ class Kernel:
         signature = signature_of(func)
         from tcdialect.pipeline import stage_passes
 
-        for stage in ("loops", "llvm"):
-            run_passes(ctx, module, stage_passes(stage))
+        schedule = self.options.schedule_options
+        for stage in ("scheduled", "loops", "llvm"):
+            run_passes(ctx, module, stage_passes(stage, schedule=schedule))
         cpu = compile_cpu(module)
         cpu.set_num_threads(self.options.num_threads)
         launcher = CpuLauncher(cpu.address(self.entry), signature, owner=cpu)
@@ -394,7 +422,13 @@ class Kernel:
             if self.options.specialize:
                 sizes = bound.sizes
         ir_stage = stage if stage in IR_STAGES else "llvm"
-        module = lower(self._tc_module(), ir_stage, sizes, make_context())
+        module = lower(
+            self._tc_module(),
+            ir_stage,
+            sizes,
+            make_context(),
+            self.options.schedule_options,
+        )
         if stage == "llvm-ir":
             from tcdialect.backend.cpu import llvm_ir_text
 

@@ -4,12 +4,14 @@ The CPU pipeline is a list of steps; each step is a sequence of passes that
 ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
+       ──affine-isl-schedule──▶ scheduled
        ──convert-affine-to-scf, outline-parallel-loops,
        expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
-`tc-to-affine`, `tc-to-loops` and `tc-to-llvm` are passes wrapping
+`tc-to-affine`, `tc-to-scheduled`, `tc-to-loops` and `tc-to-llvm` are passes
+wrapping
 `run_passes`, and `Kernel.ir(stage=...)` / `Kernel.compile` call
 `lower(module, stage, sizes)`. The textual stages after `llvm` (`llvm-ir`,
 `asm`) come from the backend.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -31,10 +33,21 @@ from xdsl.passes import ModulePass
 
 from tcdialect.diagnostics import TCError
 
-#: Every stage, in pipeline order. The first four are IR (printable, parsable
+if TYPE_CHECKING:
+    from tcdialect.poly.schedule import ScheduleOptions
+
+#: Every stage, in pipeline order. The first five are IR (printable, parsable
 #: by `tc-opt`); `llvm-ir` and `asm` are text produced by the backend.
-STAGES: tuple[str, ...] = ("tc", "affine", "loops", "llvm", "llvm-ir", "asm")
-IR_STAGES: tuple[str, ...] = STAGES[:4]
+STAGES: tuple[str, ...] = (
+    "tc",
+    "affine",
+    "scheduled",
+    "loops",
+    "llvm",
+    "llvm-ir",
+    "asm",
+)
+IR_STAGES: tuple[str, ...] = STAGES[:5]
 
 
 def format_sizes(sizes: Mapping[str, int]) -> str:
@@ -42,10 +55,15 @@ def format_sizes(sizes: Mapping[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in sizes.items())
 
 
-def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
+def stage_passes(
+    stage: str, sizes: str = "", schedule: ScheduleOptions | bool | None = None
+) -> list[ModulePass]:
     """The passes that take a module from the stage before `stage` to `stage`.
 
     For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
+    For ``scheduled`` it is `affine-isl-schedule` with `schedule`'s options
+    (the defaults when None; `False` skips scheduling: the loops keep the
+    order `convert-tc-to-affine` gave them).
     """
     if stage == "tc":
         if not sizes:
@@ -57,6 +75,14 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
         from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
 
         return [ConvertTcToAffinePass()]
+    if stage == "scheduled":
+        from tcdialect.transforms.affine_isl_schedule import AffineIslSchedulePass
+
+        if schedule is False:
+            return []
+        if schedule is None:
+            return [AffineIslSchedulePass()]
+        return [AffineIslSchedulePass.from_options(schedule)]
     if stage == "loops":
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
@@ -86,7 +112,9 @@ def stage_passes(stage: str, sizes: str = "") -> list[ModulePass]:
     raise TCError(f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}")
 
 
-def passes_to(stage: str, sizes: str = "") -> list[ModulePass]:
+def passes_to(
+    stage: str, sizes: str = "", schedule: ScheduleOptions | bool | None = None
+) -> list[ModulePass]:
     """Every pass from the frontend's `tc` module up to and including `stage`."""
     if stage not in IR_STAGES:
         raise TCError(
@@ -94,7 +122,7 @@ def passes_to(stage: str, sizes: str = "") -> list[ModulePass]:
         )
     passes: list[ModulePass] = []
     for s in IR_STAGES[: IR_STAGES.index(stage) + 1]:
-        passes += stage_passes(s, sizes)
+        passes += stage_passes(s, sizes, schedule)
     return passes
 
 
@@ -135,14 +163,16 @@ def lower(
     stage: str,
     sizes: Mapping[str, int] | None = None,
     ctx: Context | None = None,
+    schedule: ScheduleOptions | bool | None = None,
 ) -> ModuleOp:
     """A copy of the `tc` module `module` lowered to the IR stage `stage`.
 
     `sizes` binds size parameters (specialisation); without it the code is
-    generic in every size.
+    generic in every size. `schedule` sets the scheduler's options.
     """
     out = module.clone()
-    run_passes(ctx or make_context(), out, passes_to(stage, format_sizes(sizes or {})))
+    passes = passes_to(stage, format_sizes(sizes or {}), schedule)
+    run_passes(ctx or make_context(), out, passes)
     return out
 
 
@@ -152,9 +182,15 @@ class _NamedPipeline(ModulePass):
 
     stage: ClassVar[str]
     sizes: str = ""
+    fusion: str = "max"
+    tile: tuple[int, ...] | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_passes(ctx, op, passes_to(self.stage, self.sizes))
+        from tcdialect.poly.schedule import ScheduleOptions
+
+        tile = None if self.tile is None else tuple(self.tile)
+        schedule = ScheduleOptions(self.fusion, tile)
+        run_passes(ctx, op, passes_to(self.stage, self.sizes, schedule))
 
 
 @dataclass(frozen=True)
@@ -163,6 +199,14 @@ class TcToAffinePipeline(_NamedPipeline):
 
     name = "tc-to-affine"
     stage = "affine"
+
+
+@dataclass(frozen=True)
+class TcToScheduledPipeline(_NamedPipeline):
+    """`tc-to-scheduled{sizes="M=64" fusion=min tile=32,32}`: to `scheduled`."""
+
+    name = "tc-to-scheduled"
+    stage = "scheduled"
 
 
 @dataclass(frozen=True)

@@ -51,3 +51,7 @@ config.substitutions.append(
         " | filecheck %s --check-prefix=CHECK-GENERIC",
     )
 )
+
+# Let `PYTHONPATH=<checkout> lit test` test another checkout with this venv.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

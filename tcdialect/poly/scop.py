@@ -97,6 +97,8 @@ class Statement:
     #: The ops of the statement, its store last.
     ops: list[Operation]
     accesses: list[Access] = field(default_factory=list[Access])
+    #: The enclosing IVs themselves, in the order of `dims`.
+    ivs: tuple[SSAValue, ...] = ()
 
     @property
     def store(self) -> Operation:
@@ -405,7 +407,9 @@ class _Extractor:
         domain = isl.Set(
             f"{self.param_prefix} -> {{ {tup} {': ' + cons if cons else ''} }}"
         )
-        stmt = Statement(name, nest.dims, domain, ops)
+        by_name = {n: v for v, n in nest.ivs.items()}
+        ivs = tuple(by_name[d] for d in nest.dims)
+        stmt = Statement(name, nest.dims, domain, ops, ivs=ivs)
         for top in ops:
             for op in top.walk():
                 self._access(stmt, op, top, nest, tup)
@@ -417,7 +421,7 @@ class _Extractor:
     ) -> None:
         if op is not top and op.regions and not isinstance(op, scf.IfOp):
             raise _err(f"'{op.name}' inside a statement is not supported", op)
-        if isinstance(op, func.CallOp):
+        if isinstance(op, func.CallOp) and not self._is_math_call(op):
             raise _err("calls inside a statement are not supported", op)
         guarded = op is not top
         if isinstance(op, affine.LoadOp | affine.StoreOp):
@@ -445,6 +449,19 @@ class _Extractor:
             )
             kind = "may_read" if isinstance(op, memref.LoadOp) else "may_write"
             stmt.accesses.append(Access(kind, array, isl.Map(rel), op))
+
+    def _is_math_call(self, op: func.CallOp) -> bool:
+        """A call of a body-less declaration (the C math functions we call)."""
+        module = self.fn.parent_op()
+        if module is None:
+            return False
+        callee = op.callee.root_reference.data
+        return any(
+            isinstance(f, func.FuncOp)
+            and f.sym_name.data == callee
+            and not f.body.blocks
+            for f in module.walk()
+        )
 
     def scop(self) -> Scop:
         space = isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0)
@@ -496,14 +513,26 @@ def _flow(
     return info.set_schedule_map(schedule).compute_flow().get_may_dependence()
 
 
-def dependences(scop: Scop) -> Dependences:
-    """Flow (RAW), anti (WAR) and output (WAW) dependences between instances."""
-    reads = scop.reads.union(scop.may_reads)
-    writes = scop.writes.union(scop.may_writes)
+def dependences(scop: Scop, ignore: Sequence[str] = ()) -> Dependences:
+    """Flow (RAW), anti (WAR) and output (WAW) dependences between instances.
+
+    Accesses to the arrays named in `ignore` are left out (e.g. an error flag
+    whose writes commute: any nonzero code will do)."""
+
+    def keep(m: isl.UnionMap) -> isl.UnionMap:
+        for name in ignore:
+            m = m.subtract_range(
+                isl.UnionSet.from_set(isl.Set(f"{{ {name}[i] }}"))
+            ).subtract_range(isl.UnionSet.from_set(isl.Set(f"{{ {name}[] }}")))
+        return m
+
+    must_w, may_w = keep(scop.writes), keep(scop.may_writes)
+    reads = keep(scop.reads.union(scop.may_reads))
+    writes = must_w.union(may_w)
     empty = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    flow = _flow(reads, scop.writes, scop.may_writes, scop.schedule)
-    anti = _flow(writes, empty, reads, scop.schedule, kill=scop.writes)
-    output = _flow(writes, scop.writes, scop.may_writes, scop.schedule)
+    flow = _flow(reads, must_w, may_w, scop.schedule)
+    anti = _flow(writes, empty, reads, scop.schedule, kill=must_w)
+    output = _flow(writes, must_w, may_w, scop.schedule)
     return Dependences(flow, anti, output)
 
 

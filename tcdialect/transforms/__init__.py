@@ -50,10 +50,20 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertToLlvmPass
 
+    def get_affine_isl_schedule() -> type[ModulePass]:
+        from tcdialect.transforms.affine_isl_schedule import AffineIslSchedulePass
+
+        return AffineIslSchedulePass
+
     def get_tc_to_affine() -> type[ModulePass]:
         from tcdialect.pipeline import TcToAffinePipeline
 
         return TcToAffinePipeline
+
+    def get_tc_to_scheduled() -> type[ModulePass]:
+        from tcdialect.pipeline import TcToScheduledPipeline
+
+        return TcToScheduledPipeline
 
     def get_tc_to_loops() -> type[ModulePass]:
         from tcdialect.pipeline import TcToLoopsPipeline
@@ -68,11 +78,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "tc-specialize": get_tc_specialize,
         "convert-tc-to-affine": get_convert_tc_to_affine,
+        "affine-isl-schedule": get_affine_isl_schedule,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,
         "expand-math-polynomials": get_expand_math_polynomials,
         "convert-to-llvm": get_convert_to_llvm,
         "tc-to-affine": get_tc_to_affine,
+        "tc-to-scheduled": get_tc_to_scheduled,
         "tc-to-loops": get_tc_to_loops,
         "tc-to-llvm": get_tc_to_llvm,
     }

@@ -152,13 +152,14 @@ def test_every_stage_prints(stage: str) -> None:
     expected = {
         "tc": "tc.comprehension",
         "affine": "affine.for",
+        "scheduled": '"affine.parallel"',
         "loops": "scf.for",
         "llvm": "llvm.func @matmul",
         "llvm-ir": 'define void @"matmul"',
         "asm": "matmul:",
     }[stage]
     assert expected in text
-    if stage in ("affine", "loops"):
+    if stage in ("affine", "scheduled", "loops"):
         # Specialised to the call's shapes: static memref types.
         assert "memref<8x4xf32>" in text
 

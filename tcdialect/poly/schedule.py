@@ -1,0 +1,460 @@
+"""Scheduling a SCoP with isl: fusion, tiling, intra-tile order, parallel loops.
+
+Contract: `compute_schedule(scop, deps, options)` returns an `isl.Schedule`
+(a schedule tree) over `scop.domain` that respects every dependence in
+`deps` (flow, anti and output, used as validity, proximity and coincidence
+constraints as TC did), shaped by `options` (`ScheduleOptions`):
+
+- **fusion** (TC's meaning, on mainline isl). Statements are first split into
+  *groups*: maximal runs of consecutive statements (textual order) closed
+  under dependence cycles, so every dependence between groups goes forward.
+  - `max`: one group; isl schedules it with `schedule_whole_component`, which
+    fuses everything it legally can.
+  - `min`: one group per dependence cycle (in practice per statement); the
+    schedule is the sequence of the groups' schedules.
+  - `preserve3coincident`: groups are merged greedily in order; a merge is
+    kept when the merged schedule's outermost band has at least
+    `min(3, c_a, c_b)` leading coincident members, `c_a`, `c_b` those of the
+    two parts (TC's merge rule, without TC's private isl callback).
+- **tile**: the outermost band of each group is tiled: member `k` by
+  `tile[k]` (0 = not tiled; missing sizes are 0). Tile loops come first,
+  point loops keep their original values. Inside a tile the point loops are
+  rescheduled with the `min` strategy (TC's `intraTileScheduleFusionStrategy`):
+  one band per statement, in textual order (only when that order respects the
+  dependences within a tile; otherwise the point band stays fused).
+- **intra-tile order**: a band that schedules a single statement (a point
+  band, or an untiled outer band) is permuted so that its innermost member is
+  the one along which the most accesses are stride-1 or invariant (ties keep
+  isl's order; coincident members win ties with reductions). Members of a
+  permutable band may be reordered freely; members that are constant for the
+  statement are dropped.
+- **parallel**: the first member of each group's outermost band, when it is
+  coincident, is split off and marked `parallel` (an isl mark node); code
+  generation makes that loop an `affine.parallel`.
+
+`schedule_tree(schedule)` prints the tree (isl's YAML form) for inspection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import islpy as isl
+
+from tcdialect.diagnostics import TCError
+from tcdialect.poly.scop import Scop
+
+FUSIONS: tuple[str, ...] = ("max", "preserve3coincident", "min")
+PARALLEL_MARK = "parallel"
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    """How to schedule: see the module docstring."""
+
+    fusion: str = "max"
+    #: Tile size per member of each outermost band (0 = do not tile that
+    #: member); None chooses sizes from the problem (`auto_tile`).
+    tile: tuple[int, ...] | None = None
+    #: Mark the outermost coincident loop of each nest parallel.
+    parallel: bool = True
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise TCError(
+                f"unknown fusion strategy '{self.fusion}' "
+                f"(expected one of {', '.join(FUSIONS)})"
+            )
+        if self.tile is not None and any(
+            not isinstance(t, int) or t < 0 for t in self.tile
+        ):
+            raise TCError(f"tile sizes must be integers >= 0, not {self.tile!r}")
+
+
+def _items(lst: Any) -> list[Any]:
+    """The elements of an isl list (islpy's lists are not iterable)."""
+    n = next(getattr(lst, a)() for a in dir(lst) if a.startswith("n_"))
+    return [lst.get_at(i) for i in range(n)]
+
+
+def _pieces(pma: isl.PwMultiAff) -> list[tuple[isl.Set, isl.MultiAff]]:
+    out: list[tuple[isl.Set, isl.MultiAff]] = []
+    pma.foreach_piece(lambda s, ma: out.append((s, ma)))
+    return out
+
+
+def _ctx() -> isl.Context:
+    return isl.DEFAULT_CONTEXT
+
+
+def _union_set(sets: Sequence[isl.Set]) -> isl.UnionSet:
+    out = isl.UnionSet.empty(isl.Space.params_alloc(_ctx(), 0))
+    for s in sets:
+        out = out.union(isl.UnionSet.from_set(s))
+    return out
+
+
+def schedule_context(scop: Scop) -> isl.Set:
+    """Sizes are never negative."""
+    if not scop.params:
+        return isl.Set("{ : }")
+    cons = " and ".join(f"{p} >= 0" for p in scop.params)
+    return isl.Set(f"[{', '.join(scop.params)}] -> {{ : {cons} }}")
+
+
+def _pairs(deps: isl.UnionMap) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for m in _items(deps.get_map_list()):
+        src = m.get_tuple_name(isl.dim_type.in_)
+        dst = m.get_tuple_name(isl.dim_type.out)
+        out.add((src, dst))
+    return out
+
+
+def _groups(names: list[str], deps: isl.UnionMap) -> list[list[str]]:
+    """Runs of consecutive statements, merged so that no dependence goes back."""
+    index = {n: i for i, n in enumerate(names)}
+    group = list(range(len(names)))  # statement index -> group start
+    changed = True
+    pairs = [(index[a], index[b]) for a, b in _pairs(deps) if a != b]
+    while changed:
+        changed = False
+        for a, b in pairs:
+            ga, gb = group[a], group[b]
+            if ga > gb:  # a later group feeds an earlier one: merge the range
+                lo = gb
+                hi = max(i for i in range(len(names)) if group[i] == ga)
+                for i in range(lo, hi + 1):
+                    if group[i] != lo:
+                        group[i] = lo
+                        changed = True
+    out: list[list[str]] = []
+    for i, n in enumerate(names):
+        if i == 0 or group[i] != group[i - 1]:
+            out.append([])
+        out[-1].append(n)
+    return out
+
+
+def _schedule_group(
+    scop: Scop, names: list[str], deps: isl.UnionMap, context: isl.Set
+) -> isl.Schedule:
+    domain = _union_set([scop.statements[n].domain for n in names])
+    d = deps.intersect_domain(domain).intersect_range(domain)
+    ctx = _ctx()
+    ctx.set_schedule_serialize_sccs(0)
+    ctx.set_schedule_whole_component(1)
+    ctx.set_schedule_outer_coincidence(1)
+    sc = (
+        isl.ScheduleConstraints.on_domain(domain)
+        .set_context(context)
+        .set_validity(d)
+        .set_proximity(d)
+        .set_coincidence(d)
+    )
+    return sc.compute_schedule()
+
+
+def _outer_coincidence(schedule: isl.Schedule) -> int:
+    node = schedule.get_root()
+    while node.get_type() not in (
+        isl.schedule_node_type.band,
+        isl.schedule_node_type.leaf,
+        isl.schedule_node_type.sequence,
+        isl.schedule_node_type.set,
+    ):
+        node = node.child(0)
+    if node.get_type() != isl.schedule_node_type.band:
+        return 0
+    n = 0
+    while n < node.band_n_member() and node.band_member_get_coincident(n):
+        n += 1
+    return n
+
+
+def _fuse(
+    scop: Scop, deps: isl.UnionMap, context: isl.Set, fusion: str
+) -> isl.Schedule:
+    names = list(scop.statements)
+    if fusion == "max":
+        parts = [names]
+    else:
+        parts = _groups(names, deps)
+    schedules = [_schedule_group(scop, g, deps, context) for g in parts]
+    if fusion == "preserve3coincident" and len(parts) > 1:
+        merged_parts = [parts[0]]
+        merged = [schedules[0]]
+        for g, s in zip(parts[1:], schedules[1:]):
+            trial = _schedule_group(scop, merged_parts[-1] + g, deps, context)
+            need = min(3, _outer_coincidence(merged[-1]), _outer_coincidence(s))
+            if _outer_coincidence(trial) >= need and _fused(trial):
+                merged_parts[-1] = merged_parts[-1] + g
+                merged[-1] = trial
+            else:
+                merged_parts.append(g)
+                merged.append(s)
+        schedules = merged
+    out = schedules[0]
+    for s in schedules[1:]:
+        out = out.sequence(s)
+    return out
+
+
+def _fused(schedule: isl.Schedule) -> bool:
+    """Whether the tree starts with a band (isl found a common outer loop)."""
+    node = schedule.get_root().child(0)
+    return node.get_type() == isl.schedule_node_type.band
+
+
+# -- tree walking ---------------------------------------------------------------
+
+
+def _node(schedule: isl.Schedule, path: Sequence[int]) -> isl.ScheduleNode:
+    node = schedule.get_root()
+    for i in path:
+        node = node.child(i)
+    return node
+
+
+def _outer_bands(node: isl.ScheduleNode, path: list[int]) -> list[list[int]]:
+    """Paths of the bands that are not below another band."""
+    t = node.get_type()
+    if t == isl.schedule_node_type.band:
+        return [path]
+    if t == isl.schedule_node_type.leaf:
+        return []
+    out: list[list[int]] = []
+    for i in range(node.n_children()):
+        out.extend(_outer_bands(node.child(i), [*path, i]))
+    return out
+
+
+def _statement_names(node: isl.ScheduleNode) -> list[str]:
+    names: list[str] = []
+    for s in _items(node.get_domain().get_set_list()):
+        names.append(s.get_tuple_name())
+    return sorted(names, key=lambda n: int(n[1:]) if n[1:].isdigit() else 0)
+
+
+# -- per-statement member analysis ------------------------------------------------
+
+
+def _single_aff(upa: isl.UnionPwAff, stmt: isl.Set) -> isl.Aff | None:
+    pa = upa.intersect_domain(isl.UnionSet.from_set(stmt))
+    pieces: list[tuple[isl.Set, isl.Aff]] = []
+    for p in _items(pa.get_pw_aff_list()):
+        pieces.extend(p.get_pieces())
+    affs = {str(a) for _, a in pieces}
+    if len(affs) != 1:
+        return None
+    return pieces[0][1]
+
+
+def _member_dim(aff: isl.Aff, ndims: int) -> int | None:
+    """The statement dim a member walks with unit step, if it is just that."""
+    nz = [
+        k
+        for k in range(ndims)
+        if not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero()
+    ]
+    if len(nz) != 1:
+        return None
+    c = aff.get_coefficient_val(isl.dim_type.in_, nz[0])
+    return nz[0] if c.abs().is_one() else None
+
+
+def _stride_score(scop: Scop, name: str, dim: int | None, coincident: bool) -> float:
+    """How well a loop over statement dim `dim` suits the innermost position."""
+    if dim is None:
+        return -100.0
+    score = 0.5 if coincident else 0.0
+    for a in scop.statements[name].accesses:
+        if a.kind not in ("read", "write"):
+            continue
+        pma = isl.PwMultiAff.from_map(a.map)
+        if pma.n_piece() != 1:
+            score -= 3
+            continue
+        ma = _pieces(pma)[0][1]
+        n = ma.dim(isl.dim_type.out)
+        coefs = [
+            ma.get_aff(j).get_coefficient_val(isl.dim_type.in_, dim) for j in range(n)
+        ]
+        if all(c.is_zero() for c in coefs):
+            score += 1
+        elif all(c.is_zero() for c in coefs[:-1]) and coefs[-1].abs().is_one():
+            score += 3
+        else:
+            score -= 3
+    return score
+
+
+def _statement_band(
+    scop: Scop, name: str, pm: isl.MultiUnionPwAff, coincident: list[bool]
+) -> tuple[isl.MultiUnionPwAff, list[bool]] | None:
+    """`pm` restricted to statement `name`, constant members dropped, reordered."""
+    stmt = scop.statements[name]
+    ndims = len(stmt.dims)
+    keep: list[tuple[int, int | None, float]] = []
+    for k in range(pm.dim(isl.dim_type.set)):
+        upa = pm.get_union_pw_aff(k)
+        aff = _single_aff(upa, stmt.domain)
+        if aff is not None and all(
+            aff.get_coefficient_val(isl.dim_type.in_, j).is_zero() for j in range(ndims)
+        ):
+            continue  # constant for this statement
+        dim = _member_dim(aff, ndims) if aff is not None else None
+        keep.append((k, dim, _stride_score(scop, name, dim, coincident[k])))
+    if not keep:
+        return None
+    best = max(range(len(keep)), key=lambda i: (keep[i][2], i))
+    order = [k for i, (k, _, _) in enumerate(keep) if i != best] + [keep[best][0]]
+    filt = isl.UnionSet.from_set(isl.Set.universe(stmt.domain.get_space()))
+    lst = isl.UnionPwAffList.alloc(_ctx(), len(order))
+    for k in order:
+        lst = lst.add(pm.get_union_pw_aff(k).intersect_domain(filt))
+    space = isl.Space.set_alloc(_ctx(), 0, len(order))
+    space = space.align_params(pm.get_space())
+    mupa = isl.MultiUnionPwAff.from_union_pw_aff_list(space, lst)
+    return mupa, [coincident[k] for k in order]
+
+
+def _set_band(
+    node: isl.ScheduleNode, mupa: isl.MultiUnionPwAff, coincident: list[bool]
+) -> isl.ScheduleNode:
+    node = node.insert_partial_schedule(mupa).band_set_permutable(1)
+    for k, c in enumerate(coincident):
+        node = node.band_member_set_coincident(k, int(c))
+    return node
+
+
+def _band_members(node: isl.ScheduleNode) -> tuple[isl.MultiUnionPwAff, list[bool]]:
+    pm = node.band_get_partial_schedule()
+    coinc = [
+        bool(node.band_member_get_coincident(k))
+        for k in range(pm.dim(isl.dim_type.set))
+    ]
+    return pm, coinc
+
+
+def _forward_within(
+    deps: isl.UnionMap, prefix: isl.MultiUnionPwAff | None, names: list[str]
+) -> bool:
+    """Whether every dependence with equal `prefix` goes forward in `names`."""
+    d = deps if prefix is None else deps.eq_at_multi_union_pw_aff(prefix)
+    index = {n: i for i, n in enumerate(names)}
+    return all(index[a] <= index[b] for a, b in _pairs(d) if a in index and b in index)
+
+
+def _distribute(
+    scop: Scop, band: isl.ScheduleNode, deps: isl.UnionMap
+) -> isl.ScheduleNode:
+    """Replace `band` by one reordered band per statement, in textual order.
+
+    Returns the node at the same position (the sequence, or the band when there
+    is only one statement or the split would break a dependence)."""
+    names = _statement_names(band)
+    pm, coinc = _band_members(band)
+    prefix = band.get_prefix_schedule_multi_union_pw_aff()
+    prefix = prefix if prefix.dim(isl.dim_type.set) else None
+    if len(names) == 1:
+        sb = _statement_band(scop, names[0], pm, coinc)
+        band = band.delete()
+        return band if sb is None else _set_band(band, *sb)
+    if not band.band_get_permutable() or not _forward_within(deps, prefix, names):
+        return band
+    filters = isl.UnionSetList.alloc(_ctx(), len(names))
+    for n in names:
+        filters = filters.add(isl.UnionSet.from_set(scop.statements[n].domain))
+    node = band.delete().insert_sequence(filters)
+    for i, n in enumerate(names):
+        sb = _statement_band(scop, n, pm, coinc)
+        child = node.child(i).child(0)
+        if sb is not None:
+            child = _set_band(child, *sb)
+        node = child.parent().parent()
+    return node
+
+
+def _tile(node: isl.ScheduleNode, sizes: Sequence[int]) -> isl.ScheduleNode | None:
+    """Insert a tile band above the band `node`; None when nothing is tiled."""
+    n = node.band_n_member()
+    sizes = [*sizes[:n], *[0] * (n - len(sizes))]
+    if not any(sizes) or not node.band_get_permutable():
+        return None
+    pm, coinc = _band_members(node)
+    mv = isl.MultiVal.zero(pm.get_space())
+    for k, t in enumerate(sizes):
+        mv = mv.set_val(k, isl.Val(t or 1))
+    tiled = pm.scale_down_multi_val(mv).floor()
+    for k in reversed(range(n)):
+        if not sizes[k]:
+            tiled = tiled.drop_dims(isl.dim_type.set, k, 1)
+    return _set_band(node, tiled, [c for c, t in zip(coinc, sizes) if t])
+
+
+def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
+    """Tile sizes for an outermost band when the user gave none.
+
+    Only nests with reuse across a reduction are tiled: a permutable band of
+    at least three members, one of them not coincident (matmul, convolution
+    and contractions). Elementwise nests and row reductions stream through
+    memory and gain nothing from tiling. Sizes keep an `A` tile, a `B` panel
+    and the `C` tile within the L2 cache of one core.
+    """
+    n = band.band_n_member()
+    if n < 3 or not band.band_get_permutable():
+        return ()
+    coincident = [bool(band.band_member_get_coincident(k)) for k in range(n)]
+    if all(coincident):
+        return ()
+    return tuple(64 if c else 128 for c in coincident)
+
+
+def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    if not node.band_member_get_coincident(0):
+        return node
+    if node.band_n_member() > 1:
+        node = node.band_split(1)
+    return node.insert_mark(isl.Id(PARALLEL_MARK))
+
+
+def compute_schedule(
+    scop: Scop, deps: isl.UnionMap, options: ScheduleOptions
+) -> isl.Schedule:
+    """The schedule tree of `scop` under `options` (see the module docstring)."""
+    if not scop.statements:
+        return isl.Schedule.from_domain(scop.domain)
+    context = schedule_context(scop)
+    schedule = _fuse(scop, deps, context, options.fusion)
+    for path in reversed(_outer_bands(schedule.get_root(), [])):
+        node = _node(schedule, path)
+        sizes = options.tile if options.tile is not None else auto_tile(node)
+        tiled = _tile(node, sizes) if sizes else None
+        if tiled is not None:
+            point = _distribute(scop, tiled.child(0), deps)
+            node = point.parent()
+        elif len(_statement_names(node)) == 1:
+            node = _distribute(scop, node, deps)
+        if options.parallel and node.get_type() == isl.schedule_node_type.band:
+            node = _mark_parallel(node)
+        schedule = node.get_schedule()
+    return schedule
+
+
+def schedule_tree(schedule: isl.Schedule) -> str:
+    """The schedule tree in isl's YAML form."""
+    return schedule.get_root().to_str().replace("# YOU ARE HERE\n", "")
+
+
+__all__ = [
+    "FUSIONS",
+    "PARALLEL_MARK",
+    "ScheduleOptions",
+    "auto_tile",
+    "compute_schedule",
+    "schedule_context",
+    "schedule_tree",
+]
