@@ -5,10 +5,10 @@ function `scop` was extracted from) to run the statements of `scop` in the
 order of `schedule`:
 
 - isl builds an AST from the schedule (context: sizes >= 0). Its `for` loops
-  become `affine.for` (or a one-dimensional `affine.parallel` directly under a
-  `parallel` mark), with lower bounds `max(...)` and upper bounds `min(...)` as
-  multi-result maps over the enclosing loop IVs (dims) and the size arguments
-  (symbols); its `if` nodes become `affine.if`; a statement call clones the
+  become `affine.for` (or a one-dimensional `affine.parallel` for the loop a
+  `parallel@<d>` mark means: the one whose iterator is `c<d>`), with lower
+  bounds `max(...)` and upper bounds `min(...)` as multi-result maps over
+  the enclosing loop IVs (dims) and the size arguments (symbols); its `if` nodes become `affine.if`; a statement call clones the
   statement's ops with its old IVs replaced by the call's arguments, folded
   into the maps of its `affine.load`/`affine.store` (an `affine.apply` is
   materialised only for other uses of an IV).
@@ -245,14 +245,17 @@ class _Generator:
 
     # -- the walk ---------------------------------------------------------------------
 
-    def node(self, n: isl.AstNode, b: Builder, env: _Env, parallel: bool) -> None:
+    def node(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
         t = n.get_type()
         if t == isl.ast_node_type.block:
             children = n.block_get_children()
             for i in range(children.n_ast_node()):
                 self.node(children.get_at(i), b, env, parallel)
         elif t == isl.ast_node_type.mark:
-            par = parallel or n.mark_get_id().get_name() == PARALLEL_MARK
+            name = n.mark_get_id().get_name()
+            par = parallel
+            if name.startswith(PARALLEL_MARK + "@"):
+                par = "c" + name.split("@", 1)[1]
             self.node(n.mark_get_node(), b, env, par)
         elif t == isl.ast_node_type.for_:
             self.loop(n, b, env, parallel)
@@ -263,7 +266,7 @@ class _Generator:
         else:
             raise _err(f"unsupported AST node type {t}")
 
-    def loop(self, n: isl.AstNode, b: Builder, env: _Env, parallel: bool) -> None:
+    def loop(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
         it = n.for_get_iterator().id_get_id().get_name()
         lbs = env.bounds(n.for_get_init(), _T.max)
         ubs = env.upper(n.for_get_cond(), it)
@@ -275,7 +278,7 @@ class _Generator:
         umap, uops = env.map(ubs)
         block, inner = _body()
         block.args[0].name_hint = it
-        if parallel:
+        if parallel == it:
             op: Operation = affine.ParallelOp.build(
                 operands=[[*lops, *uops]],
                 result_types=[[]],
@@ -305,9 +308,10 @@ class _Generator:
                 step,
             )
         b.insert(op)
-        self.node(n.for_get_body(), inner, env.child(it, block.args[0]), False)
+        inside = None if parallel == it else parallel
+        self.node(n.for_get_body(), inner, env.child(it, block.args[0]), inside)
 
-    def cond(self, n: isl.AstNode, b: Builder, env: _Env, parallel: bool) -> None:
+    def cond(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
         cons = env.constraints(n.if_get_cond())
         nd, ns = len(env.ivs), len(env.param_list)
         then_block, then_b = _body(0)
@@ -447,7 +451,7 @@ class _Generator:
         tmp = Block()
         b = Builder(InsertPoint.at_end(tmp))
         env = _Env(self.params)
-        self.node(ast, b, env, False)
+        self.node(ast, b, env, None)
         old = list(self.block.ops)
         deallocs = [op for op in old if isinstance(op, memref.DeallocOp)]
         ret = [op for op in old if isinstance(op, func.ReturnOp)]

@@ -29,8 +29,9 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   permutable band may be reordered freely; members that are constant for the
   statement are dropped.
 - **parallel**: the first member of each group's outermost band, when it is
-  coincident, is split off and marked `parallel` (an isl mark node); code
-  generation makes that loop an `affine.parallel`.
+  coincident, is split off and marked `parallel@<d>` (an isl mark node; `d` is
+  its schedule depth, so the AST loop is `c<d>`); code generation makes that
+  loop an `affine.parallel`.
 
 `schedule_tree(schedule)` prints the tree (isl's YAML form) for inspection.
 """
@@ -418,7 +419,10 @@ def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
         return node
     if node.band_n_member() > 1:
         node = node.band_split(1)
-    return node.insert_mark(isl.Id(PARALLEL_MARK))
+    # The mark names the schedule depth of the loop it means: isl drops loops
+    # that run once, and the mark must not pass to a loop further in.
+    depth = node.get_schedule_depth()
+    return node.insert_mark(isl.Id(f"{PARALLEL_MARK}@{depth}"))
 
 
 def compute_schedule(

@@ -107,7 +107,7 @@ def test_max_fuses_softmax_into_one_parallel_row_loop() -> None:
     fn, tree = _scheduled(SOFTMAX, fusion="max")
     loops = _top_loops(fn)
     assert len(loops) == 1 and isinstance(loops[0], affine.ParallelOp)
-    assert 'mark: "parallel"' in tree
+    assert 'mark: "parallel@0"' in tree
 
 
 def test_min_keeps_one_nest_per_statement() -> None:

@@ -2,6 +2,7 @@
 // extents, the intra-tile order (stride-1 innermost) and the printed tree.
 // RUN: tc-opt %s -p 'affine-isl-schedule{fusion=min tile=32,0,16 print-schedule=true}' | filecheck %s
 // RUN: tc-opt %s -p 'affine-isl-schedule{fusion=min tile=0}' | filecheck %s --check-prefix=UNTILED
+// RUN: tc-opt %s -p 'affine-isl-schedule{fusion=min tile=3,5}' | filecheck %s --check-prefix=ROWSUM
 
 // C(m, n) += A(m, k) * B(k, n) with the reduction innermost (stride-N in B).
 func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %M: index, %K: index, %N: index) {
@@ -21,7 +22,7 @@ func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
 }
 
 // CHECK:       // schedule of @matmul:
-// CHECK:       //     mark: "parallel"
+// CHECK:       //     mark: "parallel@0"
 // CHECK:       //       schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(floor((m)/32))] }]"
 // CHECK:       //         schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(floor((k)/16))] }]"
 // CHECK:       //           schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(m)] }, { S0[m, n, k] -> [(k)] }, { S0[m, n, k] -> [(n)] }]"
@@ -43,3 +44,24 @@ func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
 // UNTILED:         ^bb0(%m: index):
 // UNTILED-NEXT:      affine.for %k = 0 to %K {
 // UNTILED-NEXT:        affine.for %n = 0 to %N {
+
+// Row sums of a 3x23 array tiled 3x5: the row-tile loop runs once, so isl
+// drops it; its parallel mark must not fall to the reduction-tile loop inside.
+// ROWSUM-LABEL: func.func @rowsum
+// ROWSUM-NOT:     affine.parallel
+// ROWSUM:         affine.for %c1 = 0 to 5 {
+// ROWSUM-NEXT:      affine.for %i = 0 to 3 {
+// ROWSUM-NEXT:        affine.for %k = affine_map<(d0) -> ((d0 * 5))>(%c1) to min affine_map<(d0) -> (23, ((d0 * 5) + 5))>(%c1) {
+// ROWSUM-NOT:     affine.parallel
+// ROWSUM:         func.return
+func.func @rowsum(%A: memref<3x23xf32>, %S: memref<3xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %k = 0 to 23 {
+      %a = affine.load %A[%i, %k] : memref<3x23xf32>
+      %s = affine.load %S[%i] : memref<3xf32>
+      %t = arith.addf %s, %a fastmath<reassoc> : f32
+      affine.store %t, %S[%i] : memref<3xf32>
+    }
+  }
+  func.return
+}
