@@ -363,15 +363,19 @@ class _Generator:
                     ).result
             return applies[old]
 
+        own = {op for top in stmt.ops for op in top.walk()}
+
         def external(v: SSAValue) -> None:
             if v in mapper:
                 return
             if v in iv_expr:
                 mapper[v] = iv_value(v)
                 return
+            # Values from an old loop body, or from another statement's ops
+            # (a constant that statement happened to own), are cloned here.
             if (
                 isinstance(v, OpResult)
-                and v.op not in self.stmt_ops
+                and v.op not in own
                 and v.op not in self.kept_set
             ):
                 owner = v.op
