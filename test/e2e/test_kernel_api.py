@@ -152,7 +152,7 @@ def test_every_stage_prints(stage: str) -> None:
     expected = {
         "tc": "tc.comprehension",
         "affine": "affine.for",
-        "scheduled": '"affine.parallel"',
+        "scheduled": "affine.for %r_k",  # reordered: m, r_k, n
         "loops": "scf.for",
         "llvm": "llvm.func @matmul",
         "llvm-ir": 'define void @"matmul"',
