@@ -1,0 +1,1 @@
+"""Testing helpers: `tcgen`, a seeded random TC program generator with a reducer."""
