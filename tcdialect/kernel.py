@@ -85,6 +85,8 @@ class CpuOptions:
         loop, so (0,) turns tiling off); None chooses them from the problem.
     schedule: False skips the isl scheduler (loops in the order the
         definition gives them).
+    register_tile: False leaves reductions out of vector register tiles
+        (the `register-tile` pass; vector width from the host).
     """
 
     threads: int | None = None
@@ -92,6 +94,7 @@ class CpuOptions:
     fusion: str = "max"
     tile: tuple[int, ...] | None = None
     schedule: bool = True
+    register_tile: bool = True
 
     def __post_init__(self) -> None:
         from tcdialect.poly.schedule import ScheduleOptions
@@ -372,7 +375,10 @@ class Kernel:
 
         schedule = self.options.schedule_options
         for stage in ("scheduled", "loops", "llvm"):
-            run_passes(ctx, module, stage_passes(stage, schedule=schedule))
+            passes = stage_passes(
+                stage, schedule=schedule, register_tile=self.options.register_tile
+            )
+            run_passes(ctx, module, passes)
         cpu = compile_cpu(module)
         cpu.set_num_threads(self.options.num_threads)
         launcher = CpuLauncher(cpu.address(self.entry), signature, owner=cpu)
@@ -428,6 +434,7 @@ class Kernel:
             sizes,
             make_context(),
             self.options.schedule_options,
+            self.options.register_tile,
         )
         if stage == "llvm-ir":
             from tcdialect.backend.cpu import llvm_ir_text

@@ -5,7 +5,7 @@ ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──affine-isl-schedule──▶ scheduled
-       ──convert-affine-to-scf, outline-parallel-loops,
+       ──register-tile, convert-affine-to-scf, outline-parallel-loops,
        expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
@@ -56,14 +56,19 @@ def format_sizes(sizes: Mapping[str, int]) -> str:
 
 
 def stage_passes(
-    stage: str, sizes: str = "", schedule: ScheduleOptions | bool | None = None
+    stage: str,
+    sizes: str = "",
+    schedule: ScheduleOptions | bool | None = None,
+    register_tile: bool = True,
 ) -> list[ModulePass]:
     """The passes that take a module from the stage before `stage` to `stage`.
 
     For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
     For ``scheduled`` it is `affine-isl-schedule` with `schedule`'s options
     (the defaults when None; `False` skips scheduling: the loops keep the
-    order `convert-tc-to-affine` gave them).
+    order `convert-tc-to-affine` gave them). ``loops`` starts with
+    `register-tile` (vector width from the host) unless `register_tile` is
+    False.
     """
     if stage == "tc":
         if not sizes:
@@ -93,8 +98,10 @@ def stage_passes(
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
+        from tcdialect.transforms.register_tile import RegisterTilePass
 
         return [
+            *([RegisterTilePass()] if register_tile else []),
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),
             ExpandMathPolynomialsPass(),
@@ -113,7 +120,10 @@ def stage_passes(
 
 
 def passes_to(
-    stage: str, sizes: str = "", schedule: ScheduleOptions | bool | None = None
+    stage: str,
+    sizes: str = "",
+    schedule: ScheduleOptions | bool | None = None,
+    register_tile: bool = True,
 ) -> list[ModulePass]:
     """Every pass from the frontend's `tc` module up to and including `stage`."""
     if stage not in IR_STAGES:
@@ -122,7 +132,7 @@ def passes_to(
         )
     passes: list[ModulePass] = []
     for s in IR_STAGES[: IR_STAGES.index(stage) + 1]:
-        passes += stage_passes(s, sizes, schedule)
+        passes += stage_passes(s, sizes, schedule, register_tile)
     return passes
 
 
@@ -164,14 +174,16 @@ def lower(
     sizes: Mapping[str, int] | None = None,
     ctx: Context | None = None,
     schedule: ScheduleOptions | bool | None = None,
+    register_tile: bool = True,
 ) -> ModuleOp:
     """A copy of the `tc` module `module` lowered to the IR stage `stage`.
 
     `sizes` binds size parameters (specialisation); without it the code is
-    generic in every size. `schedule` sets the scheduler's options.
+    generic in every size. `schedule` sets the scheduler's options;
+    `register_tile` False leaves out `register-tile`.
     """
     out = module.clone()
-    passes = passes_to(stage, format_sizes(sizes or {}), schedule)
+    passes = passes_to(stage, format_sizes(sizes or {}), schedule, register_tile)
     run_passes(ctx or make_context(), out, passes)
     return out
 
@@ -184,13 +196,15 @@ class _NamedPipeline(ModulePass):
     sizes: str = ""
     fusion: str = "max"
     tile: tuple[int, ...] | None = None
+    register_tile: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from tcdialect.poly.schedule import ScheduleOptions
 
         tile = None if self.tile is None else tuple(self.tile)
         schedule = ScheduleOptions(self.fusion, tile)
-        run_passes(ctx, op, passes_to(self.stage, self.sizes, schedule))
+        passes = passes_to(self.stage, self.sizes, schedule, self.register_tile)
+        run_passes(ctx, op, passes)
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,24 @@ def _load_libgomp() -> bool:
     return bool(binding.address_of_symbol("GOMP_parallel"))
 
 
+def host_vector_width(elem_bits: int = 32) -> int:
+    """Lanes of `elem_bits`-bit elements in one host vector register.
+
+    From LLVM's host CPU features: 512-bit registers with `avx512f`, 256-bit
+    with `avx` (AVX/AVX2), else 128-bit (SSE, NEON); at least 1.
+    """
+    if elem_bits <= 0:
+        raise ValueError(f"elem_bits must be positive, got {elem_bits}")
+    features = set(_host().features.split(","))
+    if "+avx512f" in features:
+        bits = 512
+    elif "+avx" in features:
+        bits = 256
+    else:
+        bits = 128
+    return max(1, bits // elem_bits)
+
+
 def have_openmp() -> bool:
     """Whether `__tc_parallel_for` runs on libgomp threads in this process."""
     return _host().openmp

@@ -27,9 +27,19 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from xdsl.dialects import affine as xaffine
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, VectorType
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    TensorType,
+    VectorType,
+    i32,
+    i64,
+)
 from xdsl.dialects.memref import MemRefType
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -215,6 +225,40 @@ def _print_access(
     print_affine_map_of_ssa_ids(printer, affine_map, indices)
     printer.print_string(" : ")
     printer.print_attribute(memref.type)
+
+
+def parallel_op(
+    operands: Sequence[SSAValue],
+    lower: AffineMap,
+    lower_groups: Sequence[int],
+    upper: AffineMap,
+    upper_groups: Sequence[int],
+    steps: Sequence[int],
+    body: Region,
+) -> xaffine.ParallelOp:
+    """An `affine.parallel` without reductions (xDSL 0.74 has no builder).
+
+    Dim `k` runs from the max of its `lower_groups[k]` results of `lower` to
+    the min of its `upper_groups[k]` results of `upper` by `steps[k]`;
+    `operands` are the maps' operands, lower then upper.
+    """
+
+    def groups(sizes: Sequence[int]) -> DenseIntOrFPElementsAttr:
+        return DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(sizes)]), sizes)
+
+    return xaffine.ParallelOp.build(
+        operands=[operands],
+        result_types=[[]],
+        properties={
+            "reductions": ArrayAttr([]),
+            "lowerBoundsMap": AffineMapAttr(lower),
+            "lowerBoundsGroups": groups(lower_groups),
+            "upperBoundsMap": AffineMapAttr(upper),
+            "upperBoundsGroups": groups(upper_groups),
+            "steps": ArrayAttr([IntegerAttr(s, i64) for s in steps]),
+        },
+        regions=[body],
+    )
 
 
 class LoadOp(xaffine.LoadOp):

@@ -5,10 +5,13 @@ function `scop` was extracted from) to run the statements of `scop` in the
 order of `schedule`:
 
 - isl builds an AST from the schedule (context: sizes >= 0). Its `for` loops
-  become `affine.for` (or a one-dimensional `affine.parallel` for the loop a
-  `parallel@<d>` mark means: the one whose iterator is `c<d>`), with lower
-  bounds `max(...)` and upper bounds `min(...)` as multi-result maps over
-  the enclosing loop IVs (dims) and the size arguments (symbols); its `if` nodes become `affine.if`; a statement call clones the
+  become `affine.for`, or a one-dimensional `affine.parallel` for the loop a
+  `parallel@<d>` mark means (the one whose iterator is `c<d>`) unless it is
+  inside another parallel loop: a mark whose loop isl dropped (it runs once)
+  lets a marked loop further in run in parallel. Lower bounds are `max(...)`
+  and upper bounds `min(...)` as multi-result maps over the enclosing loop
+  IVs (dims) and the size arguments (symbols); its `if` nodes become
+  `affine.if`; a statement call clones the
   statement's ops with its old IVs replaced by the call's arguments, folded
   into the maps of its `affine.load`/`affine.store` (an `affine.apply` is
   materialised only for other uses of an IV).
@@ -33,13 +36,7 @@ from xdsl.dialects import affine, func, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AffineSetAttr,
-    ArrayAttr,
-    DenseIntOrFPElementsAttr,
     IndexType,
-    IntegerAttr,
-    TensorType,
-    i32,
-    i64,
 )
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
@@ -245,7 +242,11 @@ class _Generator:
 
     # -- the walk ---------------------------------------------------------------------
 
-    def node(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
+    def node(
+        self, n: isl.AstNode, b: Builder, env: _Env, parallel: frozenset[str] | None
+    ) -> None:
+        """Emit `n` at `b`. `parallel`: iterators of the marked loops that may
+        still become `affine.parallel` here; None inside a parallel loop."""
         t = n.get_type()
         if t == isl.ast_node_type.block:
             children = n.block_get_children()
@@ -254,8 +255,8 @@ class _Generator:
         elif t == isl.ast_node_type.mark:
             name = n.mark_get_id().get_name()
             par = parallel
-            if name.startswith(PARALLEL_MARK + "@"):
-                par = "c" + name.split("@", 1)[1]
+            if par is not None and name.startswith(PARALLEL_MARK + "@"):
+                par = par | {"c" + name.split("@", 1)[1]}
             self.node(n.mark_get_node(), b, env, par)
         elif t == isl.ast_node_type.for_:
             self.loop(n, b, env, parallel)
@@ -266,7 +267,9 @@ class _Generator:
         else:
             raise _err(f"unsupported AST node type {t}")
 
-    def loop(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
+    def loop(
+        self, n: isl.AstNode, b: Builder, env: _Env, parallel: frozenset[str] | None
+    ) -> None:
         it = n.for_get_iterator().id_get_id().get_name()
         lbs = env.bounds(n.for_get_init(), _T.max)
         ubs = env.upper(n.for_get_cond(), it)
@@ -278,23 +281,15 @@ class _Generator:
         umap, uops = env.map(ubs)
         block, inner = _body()
         block.args[0].name_hint = it
-        if parallel == it:
-            op: Operation = affine.ParallelOp.build(
-                operands=[[*lops, *uops]],
-                result_types=[[]],
-                properties={
-                    "reductions": ArrayAttr([]),
-                    "lowerBoundsMap": AffineMapAttr(lmap),
-                    "lowerBoundsGroups": DenseIntOrFPElementsAttr.from_list(
-                        TensorType(i32, [1]), [len(lbs)]
-                    ),
-                    "upperBoundsMap": AffineMapAttr(umap),
-                    "upperBoundsGroups": DenseIntOrFPElementsAttr.from_list(
-                        TensorType(i32, [1]), [len(ubs)]
-                    ),
-                    "steps": ArrayAttr([IntegerAttr(step, i64)]),
-                },
-                regions=[Region(block)],
+        if parallel is not None and it in parallel:
+            op: Operation = taffine.parallel_op(
+                [*lops, *uops],
+                lmap,
+                [len(lbs)],
+                umap,
+                [len(ubs)],
+                [step],
+                Region(block),
             )
         else:
             op = affine.ForOp.from_region(
@@ -308,10 +303,12 @@ class _Generator:
                 step,
             )
         b.insert(op)
-        inside = None if parallel == it else parallel
+        inside = None if parallel is not None and it in parallel else parallel
         self.node(n.for_get_body(), inner, env.child(it, block.args[0]), inside)
 
-    def cond(self, n: isl.AstNode, b: Builder, env: _Env, parallel: str | None) -> None:
+    def cond(
+        self, n: isl.AstNode, b: Builder, env: _Env, parallel: frozenset[str] | None
+    ) -> None:
         cons = env.constraints(n.if_get_cond())
         nd, ns = len(env.ivs), len(env.param_list)
         then_block, then_b = _body(0)
@@ -455,7 +452,7 @@ class _Generator:
         tmp = Block()
         b = Builder(InsertPoint.at_end(tmp))
         env = _Env(self.params)
-        self.node(ast, b, env, None)
+        self.node(ast, b, env, frozenset())
         old = list(self.block.ops)
         deallocs = [op for op in old if isinstance(op, memref.DeallocOp)]
         ret = [op for op in old if isinstance(op, func.ReturnOp)]

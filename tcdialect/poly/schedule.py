@@ -31,7 +31,9 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
 - **parallel**: the first member of each group's outermost band, when it is
   coincident, is split off and marked `parallel@<d>` (an isl mark node; `d` is
   its schedule depth, so the AST loop is `c<d>`); code generation makes that
-  loop an `affine.parallel`.
+  loop an `affine.parallel`. Point bands are marked the same way: their mark
+  takes effect only when isl drops the tile loop (a single tile), since no
+  loop inside a parallel loop becomes parallel.
 
 `schedule_tree(schedule)` prints the tree (isl's YAML form) for inspection.
 """
@@ -425,6 +427,25 @@ def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
     return node.insert_mark(isl.Id(f"{PARALLEL_MARK}@{depth}"))
 
 
+def _mark_point_bands(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    """Mark the point band(s) at `node` (a band, or a sequence of bands) too.
+
+    The tile band's mark wins when its loop exists (codegen makes no loop
+    inside a parallel loop parallel); when isl drops that loop because it
+    runs once (a single tile), the point loop runs in parallel instead.
+    """
+    if node.get_type() == isl.schedule_node_type.band:
+        return _mark_parallel(node)
+    if node.get_type() != isl.schedule_node_type.sequence:
+        return node
+    for i in range(node.n_children()):
+        child = node.child(i).child(0)
+        if child.get_type() == isl.schedule_node_type.band:
+            child = _mark_parallel(child)
+        node = child.parent().parent()
+    return node
+
+
 def compute_schedule(
     scop: Scop, deps: isl.UnionMap, options: ScheduleOptions
 ) -> isl.Schedule:
@@ -439,6 +460,8 @@ def compute_schedule(
         tiled = _tile(node, sizes) if sizes else None
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)
+            if options.parallel:
+                point = _mark_point_bands(point)
             node = point.parent()
         elif len(_statement_names(node)) == 1:
             node = _distribute(scop, node, deps)

@@ -55,6 +55,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AffineIslSchedulePass
 
+    def get_register_tile() -> type[ModulePass]:
+        from tcdialect.transforms.register_tile import RegisterTilePass
+
+        return RegisterTilePass
+
     def get_tc_to_affine() -> type[ModulePass]:
         from tcdialect.pipeline import TcToAffinePipeline
 
@@ -79,6 +84,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tc-specialize": get_tc_specialize,
         "convert-tc-to-affine": get_convert_tc_to_affine,
         "affine-isl-schedule": get_affine_isl_schedule,
+        "register-tile": get_register_tile,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,
         "expand-math-polynomials": get_expand_math_polynomials,

@@ -79,7 +79,6 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     ArrayAttr,
-    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -91,9 +90,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     StringAttr,
-    TensorType,
     i32,
-    i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -511,26 +508,14 @@ class _DefLowering:
             if nm:
                 a.name_hint = nm
         block.add_op(affine.YieldOp.get())
-        op = affine.ParallelOp.build(
-            operands=[syms.values],
-            result_types=[[]],
-            properties={
-                "reductions": ArrayAttr([]),
-                "lowerBoundsMap": AffineMapAttr(
-                    AffineMap(0, 0, tuple(AffineExpr.constant(0) for _ in range(n)))
-                ),
-                "lowerBoundsGroups": DenseIntOrFPElementsAttr.from_list(
-                    TensorType(i32, [n]), [1] * n
-                ),
-                "upperBoundsMap": AffineMapAttr(
-                    AffineMap(0, len(syms.values), tuple(ub_exprs))
-                ),
-                "upperBoundsGroups": DenseIntOrFPElementsAttr.from_list(
-                    TensorType(i32, [n]), groups
-                ),
-                "steps": ArrayAttr([IntegerAttr(1, i64) for _ in range(n)]),
-            },
-            regions=[Region(block)],
+        op = taffine.parallel_op(
+            syms.values,
+            AffineMap(0, 0, tuple(AffineExpr.constant(0) for _ in range(n))),
+            [1] * n,
+            AffineMap(0, len(syms.values), tuple(ub_exprs)),
+            groups,
+            [1] * n,
+            Region(block),
         )
         b.insert(op)
         terminator = block.last_op

@@ -1,11 +1,13 @@
-"""`convert-to-llvm`: func, cf, arith, math, memref and tcrt → the llvm dialect.
+"""`convert-to-llvm`: func, cf, arith, math, memref, vector, tcrt → the llvm dialect.
 
 The last real lowering of the CPU pipeline (see docs/pipeline.md, "llvm stage
 ABI"). Each `func.func` is translated directly, block by block, into an
 `llvm.func` of the same name with a value map from the old SSA values to the new
 ones (no piecemeal patterns, no unrealized casts left behind). Types:
 
-- `index` becomes `i64`; signless integers and floats stay as they are;
+- `index` becomes `i64`; signless integers and floats stay as they are, and
+  so do fixed 1-D vectors of them (`vector<8xf32>`, `vector<4xindex>` →
+  `vector<4xi64>`);
 - a memref value becomes a pointer to its first element plus one `i64` per
   *dynamic* dimension, everywhere: function arguments, call operands, block
   arguments and `tcrt.parallel_for` captures. Only contiguous row-major memrefs
@@ -30,6 +32,25 @@ Operations:
   for other LLVM intrinsics (`llvm.log10`, `llvm.tanh`, ...), and calls to the
   C math library otherwise (`expm1f`/`expm1`, ...; `f` suffix for `f32`);
   `rsqrt` is `1 / sqrt`.
+- Vectors: arith/math ops on vectors become the same llvm ops or intrinsics
+  mangled by the vector type (`llvm.maximum.v8f32`, `llvm.smax.v8i32` for
+  integer min/max, `llvm.abs.v8i32`); a dense `arith.constant` becomes an
+  `llvm.mlir.constant`; `arith.select` with a scalar condition selects whole
+  vectors. `vector.load/store` on a contiguous row-major memref are an
+  `llvm.load/store` of the vector type at the element's address, aligned to
+  the element size (unaligned access); `vector.broadcast` of a scalar is
+  `insertelement` + a zero-mask `shufflevector`; `vector.fma` and `math.fma`
+  are `llvm.intr.fma`; `vector.reduction` is `llvm.vector.reduce.*` (`fadd`
+  / `fmul` start from the accumulator or the identity and carry the op's
+  fast-math flags, so `reassoc` gives a tree reduction and none an ordered
+  one; other kinds combine the accumulator afterwards);
+  `vector.create_mask` compares the lane indices with the bound;
+  `vector.maskedload/maskedstore` are LLVM 22's `llvm.masked.load/store`
+  (no alignment operand). Vector comparisons, selects on a vector
+  condition, integer divisions, `uitofp` and C-library math on vectors are
+  rejected: xDSL 0.74's llvm dialect has no vector `llvm.fcmp` and no
+  vector-condition `llvm.select` (and its arith types vector comparisons
+  as `i1`).
 - `tcrt.parallel_for @body(%n) (captures)` stores the (expanded) captures into
   a stack context, one 8-byte slot each (an `llvm.alloca` of `!llvm.ptr`s in
   the entry block; a null pointer without captures), and calls
@@ -74,11 +95,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, llvm, memref
+from xdsl.dialects import arith, cf, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -91,7 +114,9 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     Signedness,
     UnrealizedConversionCastOp,
+    VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -145,6 +170,14 @@ _INT_MINMAX: dict[str, str] = {
     "arith.maxsi": "sgt",
     "arith.minui": "ult",
     "arith.maxui": "ugt",
+}
+
+# the same on vectors, as intrinsics
+_INT_MINMAX_INTRINSIC: dict[str, str] = {
+    "arith.minsi": "smin",
+    "arith.maxsi": "smax",
+    "arith.minui": "umin",
+    "arith.maxui": "umax",
 }
 
 _CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
@@ -213,6 +246,40 @@ _MATH_LIBM: dict[str, str] = {
     "math.atanh": "atanh",
 }
 
+# vector.reduction kinds on floats other than add/mul: (llvm.vector.reduce.<x>,
+# the scalar intrinsic combining the result with the accumulator)
+_FLOAT_REDUCTIONS: dict[str, tuple[str, str]] = {
+    "maxnumf": ("fmax", "maxnum"),
+    "minnumf": ("fmin", "minnum"),
+    "maximumf": ("fmaximum", "maximum"),
+    "minimumf": ("fminimum", "minimum"),
+}
+
+# vector.reduction kinds on integers: (llvm.vector.reduce.<x>, combine op or
+# scalar intrinsic name)
+_INT_REDUCTIONS: dict[str, tuple[str, str | type[Operation]]] = {
+    "add": ("add", llvm.AddOp),
+    "mul": ("mul", llvm.MulOp),
+    "and": ("and", llvm.AndOp),
+    "or": ("or", llvm.OrOp),
+    "xor": ("xor", llvm.XOrOp),
+    "maxsi": ("smax", "smax"),
+    "minsi": ("smin", "smin"),
+    "maxui": ("umax", "umax"),
+    "minui": ("umin", "umin"),
+}
+
+# Handlers that do not support vector operands or results (the lowering
+# needs a vector `llvm.select`/`llvm.fcmp`, which xDSL 0.74's llvm dialect
+# cannot express, or a C library call).
+_SCALAR_ONLY = frozenset(
+    (
+        "arith.cmpi arith.cmpf arith.divsi arith.remsi arith.divui arith.remui "
+        "arith.floordivsi arith.ceildivsi arith.ceildivui arith.uitofp "
+        "arith.index_cast arith.index_castui"
+    ).split()
+)
+
 _INT_INTRINSIC: dict[str, str] = {
     "math.ctlz": "llvm.ctlz",
     "math.cttz": "llvm.cttz",
@@ -252,6 +319,13 @@ def _scalar_type(t: Attribute, where: Operation) -> Attribute:
         return t
     if isinstance(t, AnyFloat):
         return t
+    if isinstance(t, VectorType):
+        if t.get_num_dims() != 1 or t.get_num_scalable_dims():
+            raise _err(where, f"unsupported vector type {t} (only fixed 1-D vectors)")
+        elem = t.get_element_type()
+        if not isinstance(elem, IndexType | IntegerType | AnyFloat):
+            raise _err(where, f"unsupported vector type {t}")
+        return VectorType(_scalar_type(elem, where), t.get_shape())
     if llvm.is_compatible_type(t):
         return t
     raise _err(where, f"unsupported type {t}")
@@ -282,7 +356,9 @@ def _element_size(t: Attribute) -> int:
 
 
 def _float_suffix(t: Attribute, where: Operation) -> str:
-    """The LLVM intrinsic mangling of a float type (`f32`, `f64`, ...)."""
+    """The LLVM intrinsic mangling of a float (vector) type (`f32`, `v8f32`, ...)."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{_float_suffix(t.get_element_type(), where)}"
     if isinstance(t, Float16Type):
         return "f16"
     if isinstance(t, BFloat16Type):
@@ -295,14 +371,30 @@ def _float_suffix(t: Attribute, where: Operation) -> str:
 
 
 def _int_suffix(t: Attribute, where: Operation) -> str:
+    """The LLVM intrinsic mangling of an integer (vector) type (`i32`, `v8i32`)."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{_int_suffix(t.get_element_type(), where)}"
     if not isinstance(t, IntegerType):
         raise _err(where, f"expected an integer type, got {t}")
     return f"i{t.width.data}"
 
 
 def _int_width(t: Attribute) -> int:
+    if isinstance(t, VectorType):
+        t = t.get_element_type()
     assert isinstance(t, IntegerType)
     return t.width.data
+
+
+def _vector_suffix(t: Attribute, where: Operation) -> str:
+    """The LLVM mangling of a vector type of floats or integers (`v8f32`)."""
+    if isinstance(t, VectorType) and isinstance(t.get_element_type(), IntegerType):
+        return _int_suffix(t, where)
+    return _float_suffix(t, where)
+
+
+def _is_vector(t: Attribute) -> bool:
+    return isinstance(t, VectorType)
 
 
 def _func_type(
@@ -481,12 +573,23 @@ class _FunctionLowering:
         return op.results[0]
 
     def const(self, value: int | float, t: Attribute) -> SSAValue:
-        """An `llvm.mlir.constant` of type `t`, shared within the current block."""
-        attr: Attribute = (
-            FloatAttr(float(value), t)
-            if isinstance(t, AnyFloat)
-            else IntegerAttr(_wrap_int(int(value), _int_width(t)), t)
-        )
+        """An `llvm.mlir.constant` of type `t`, shared within the current block.
+
+        For a vector type `t`, a splat of `value`.
+        """
+        attr: Attribute
+        if isinstance(t, VectorType):
+            elem = t.get_element_type()
+            n = t.get_shape()[0]
+            if isinstance(elem, AnyFloat):
+                attr = DenseIntOrFPElementsAttr.from_list(t, [float(value)] * n)
+            else:
+                v = _wrap_int(int(value), _int_width(elem))
+                attr = DenseIntOrFPElementsAttr.from_list(t, [v] * n)
+        elif isinstance(t, AnyFloat):
+            attr = FloatAttr(float(value), t)
+        else:
+            attr = IntegerAttr(_wrap_int(int(value), _int_width(t)), t)
         key = (attr, t)
         if (found := self.constants.get(key)) is not None:
             return found
@@ -531,9 +634,16 @@ class _FunctionLowering:
         return self.emit_value(llvm.SelectOp(cond, a, b))
 
     def call_intrinsic(
-        self, name: str, args: Sequence[SSAValue], result: Attribute
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        result: Attribute,
+        flags: llvm.FastMathAttr | None = None,
     ) -> SSAValue:
-        return self.emit_value(llvm.CallIntrinsicOp(name, args, [result]))
+        call = llvm.CallIntrinsicOp(name, args, [result])
+        if flags is not None and flags.data:
+            call.fastmathFlags = flags  # no constructor argument in xDSL 0.74
+        return self.emit_value(call)
 
     def call(
         self,
@@ -590,7 +700,14 @@ class _FunctionLowering:
             self.set(op.results[0], self.emit_value(fcls(lhs, rhs, _fastmath(op))))
         elif (pred := _INT_MINMAX.get(name)) is not None:
             lhs, rhs = (self.get(v, op) for v in op.operands)
-            self.set(op.results[0], self.select(self.icmp(pred, lhs, rhs), lhs, rhs))
+            if _is_vector(lhs.type):
+                # llvm.select takes a scalar condition in xDSL: use intrinsics.
+                intr = f"llvm.{_INT_MINMAX_INTRINSIC[name]}.{_int_suffix(lhs.type, op)}"
+                self.set(op.results[0], self.call_intrinsic(intr, [lhs, rhs], lhs.type))
+            else:
+                self.set(
+                    op.results[0], self.select(self.icmp(pred, lhs, rhs), lhs, rhs)
+                )
         elif (ccls := _INT_CASTS.get(name)) is not None:
             self.lower_simple_cast(op, ccls)
         elif (ucls := _MATH_TYPED_UNARY.get(name)) is not None:
@@ -617,6 +734,10 @@ class _FunctionLowering:
                 self.call_intrinsic(f"{intr}.{_int_suffix(t, op)}", args, t),
             )
         elif (handler := _HANDLERS.get(name)) is not None:
+            if name in _SCALAR_ONLY and any(
+                _is_vector(v.type) for v in (*op.operands, *op.results)
+            ):
+                raise _err(op, "unsupported vector operands")
             handler(self, op)
         elif name.startswith("llvm.") and not op.regions and not op.successors:
             self.lower_llvm_passthrough(op)
@@ -629,7 +750,16 @@ class _FunctionLowering:
         assert isinstance(op, arith.ConstantOp)
         t = _scalar_type(op.result.type, op)
         value = op.value
-        if isinstance(value, IntegerAttr):
+        if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, VectorType):
+            if value.get_shape() != t.get_shape():
+                raise _err(op, f"unsupported constant {value}")
+            values = list(value.get_values())
+            if len(set(values)) == 1:
+                self.set(op.result, self.const(values[0], t))
+            else:
+                attr = DenseIntOrFPElementsAttr.from_list(t, values)
+                self.set(op.result, self.emit_value(llvm.ConstantOp(attr, t)))
+        elif isinstance(value, IntegerAttr):
             self.set(op.result, self.const(value.value.data, t))
         elif isinstance(value, FloatAttr):
             self.set(op.result, self.const(value.value.data, t))
@@ -837,6 +967,12 @@ class _FunctionLowering:
 
     def lower_absi(self, op: Operation) -> None:
         x = self.get(op.operands[0], op)
+        if _is_vector(x.type):
+            name = f"llvm.abs.{_int_suffix(x.type, op)}"
+            self.set(
+                op.results[0], self.call_intrinsic(name, [x, self.const(0, i1)], x.type)
+            )
+            return
         zero = self.const(0, x.type)
         neg = self.emit_value(llvm.SubOp(zero, x))
         self.set(op.results[0], self.select(self.icmp("slt", x, zero), neg, x))
@@ -849,7 +985,7 @@ class _FunctionLowering:
 
     def lower_fma(self, op: Operation) -> None:
         a, b, c = (self.get(v, op) for v in op.operands)
-        self.set(op.results[0], self.emit_value(llvm.FMAOp(a, b, c)))
+        self.set(op.results[0], self.emit_value(llvm.FMAOp(a, b, c, _fastmath(op))))
 
     def lower_fpowi(self, op: Operation) -> None:
         # pow(x, float(n)): `llvm.powi` needs `__powisf2` from compiler-rt or
@@ -961,6 +1097,132 @@ class _FunctionLowering:
         if dim is None or not 0 <= dim < m.type.get_num_dims():
             raise _err(op, "the dimension must be a constant in range")
         self.set(op.result, self._extent(m, dim))
+
+    # -- vector ------------------------------------------------------------
+
+    def _vector_access(
+        self, op: Operation, base: SSAValue, indices: Sequence[SSAValue]
+    ) -> tuple[SSAValue, int]:
+        """(address of the first element, alignment) of a contiguous vector access."""
+        m = self.get_memref(base, op)
+        elem = _scalar_type(m.type.get_element_type(), op)
+        if elem == i1:
+            raise _err(op, "unsupported vector access to an i1 memref")
+        return self._element_ptr(m, indices, op), _element_size(elem)
+
+    def lower_vector_load(self, op: Operation) -> None:
+        assert isinstance(op, vector.LoadOp)
+        t = _scalar_type(op.result.type, op)
+        ptr, align = self._vector_access(op, op.base, op.indices)
+        self.set(op.result, self.emit_value(llvm.LoadOp(ptr, t, alignment=align)))
+
+    def lower_vector_store(self, op: Operation) -> None:
+        assert isinstance(op, vector.StoreOp)
+        ptr, align = self._vector_access(op, op.base, op.indices)
+        self.emit(llvm.StoreOp(self.get(op.vector, op), ptr, alignment=align))
+
+    def lower_masked_load(self, op: Operation) -> None:
+        assert isinstance(op, vector.MaskedLoadOp)
+        t = _scalar_type(op.result.type, op)
+        ptr, _ = self._vector_access(op, op.base, op.indices)
+        mask, passthru = self.get(op.mask, op), self.get(op.pass_thru, op)
+        # LLVM 22's form: no alignment operand (an optional `align` on the
+        # pointer; without it the access may be unaligned, as here).
+        name = f"llvm.masked.load.{_vector_suffix(t, op)}.p0"
+        self.set(op.result, self.call_intrinsic(name, [ptr, mask, passthru], t))
+
+    def lower_masked_store(self, op: Operation) -> None:
+        assert isinstance(op, vector.MaskedStoreOp)
+        ptr, _ = self._vector_access(op, op.base, op.indices)  # LLVM 22's form
+        value = self.get(op.value_to_store, op)
+        name = f"llvm.masked.store.{_vector_suffix(value.type, op)}.p0"
+        args = [value, ptr, self.get(op.mask, op)]
+        self.emit(llvm.CallIntrinsicOp(name, args, []))
+
+    def lower_create_mask(self, op: Operation) -> None:
+        assert isinstance(op, vector.CreateMaskOp)
+        t = op.results[0].type
+        if not isinstance(t, VectorType) or t.get_num_dims() != 1:
+            raise _err(op, f"unsupported mask type {t}")
+        (bound,) = (self.get(v, op) for v in op.operands)
+        n = t.get_shape()[0]
+        lanes = DenseIntOrFPElementsAttr.from_list(VectorType(i64, [n]), list(range(n)))
+        step = self.emit_value(llvm.ConstantOp(lanes, VectorType(i64, [n])))
+        splat = self._splat(bound, VectorType(i64, [n]))
+        self.set(op.results[0], self.icmp("slt", step, splat))
+
+    def _splat(self, x: SSAValue, t: VectorType[Attribute]) -> SSAValue:
+        """`x` (a scalar) in every lane of a `t`: insertelement + shufflevector."""
+        n = t.get_shape()[0]
+        undef = self.emit_value(llvm.UndefOp(t))
+        first = self.emit_value(llvm.InsertElementOp(undef, x, self.const(0, i32)))
+        mask = DenseArrayBase.from_list(i32, [0] * n)
+        return self.emit_value(llvm.ShuffleVectorOp(first, undef, mask, t))
+
+    def lower_broadcast(self, op: Operation) -> None:
+        assert isinstance(op, vector.BroadcastOp)
+        src = self.get(op.source, op)
+        t = _scalar_type(op.vector.type, op)
+        assert isinstance(t, VectorType)
+        if src.type == t:
+            self.set(op.vector, src)
+            return
+        if isinstance(src.type, VectorType):
+            if src.type.get_shape() != (1,):
+                raise _err(op, f"unsupported broadcast of {src.type}")
+            mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
+            self.set(
+                op.vector, self.emit_value(llvm.ShuffleVectorOp(src, src, mask, t))
+            )
+            return
+        self.set(op.vector, self._splat(src, t))
+
+    def lower_vector_fma(self, op: Operation) -> None:
+        assert isinstance(op, vector.FMAOp)
+        a, b, c = (self.get(v, op) for v in (op.lhs, op.rhs, op.acc))
+        self.set(op.res, self.emit_value(llvm.FMAOp(a, b, c)))
+
+    def lower_reduction(self, op: Operation) -> None:
+        assert isinstance(op, vector.ReductionOp)
+        vec = self.get(op.vector, op)
+        vt = vec.type
+        assert isinstance(vt, VectorType)
+        elem = vt.get_element_type()
+        kind = op.kind.data.value
+        acc = self.get(op.acc, op) if op.acc is not None else None
+        flags = _fastmath(op)
+        if isinstance(elem, AnyFloat):
+            suffix = _float_suffix(vt, op)
+            if kind in ("add", "mul"):
+                start = acc
+                if start is None:
+                    start = self.const(-0.0 if kind == "add" else 1.0, elem)
+                name = f"llvm.vector.reduce.f{kind}.{suffix}"
+                result = self.call_intrinsic(name, [start, vec], elem, flags)
+            elif kind in _FLOAT_REDUCTIONS:
+                intr, combine = _FLOAT_REDUCTIONS[kind]
+                name = f"llvm.vector.reduce.{intr}.{suffix}"
+                result = self.call_intrinsic(name, [vec], elem, flags)
+                if acc is not None:
+                    name = f"llvm.{combine}.{_float_suffix(elem, op)}"
+                    result = self.call_intrinsic(name, [result, acc], elem, flags)
+            else:
+                raise _err(op, f"unsupported reduction kind '{kind}' on floats")
+        elif isinstance(elem, IntegerType):
+            if kind not in _INT_REDUCTIONS:
+                raise _err(op, f"unsupported reduction kind '{kind}' on integers")
+            intr, combine = _INT_REDUCTIONS[kind]
+            name = f"llvm.vector.reduce.{intr}.{_int_suffix(vt, op)}"
+            result = self.call_intrinsic(name, [vec], elem)
+            if acc is not None:
+                if isinstance(combine, str):
+                    name = f"llvm.{combine}.{_int_suffix(elem, op)}"
+                    result = self.call_intrinsic(name, [result, acc], elem)
+                else:
+                    result = self.emit_value(combine(result, acc))
+        else:
+            raise _err(op, f"unsupported vector type {vt}")
+        self.set(op.dest, result)
 
     # -- func, cf, casts ----------------------------------------------------
 
@@ -1138,6 +1400,14 @@ _HANDLERS: dict[str, Callable[[_FunctionLowering, Operation], None]] = {
     "cf.cond_br": _FunctionLowering.lower_cond_br,
     "builtin.unrealized_conversion_cast": _FunctionLowering.lower_unrealized_cast,
     "tcrt.parallel_for": _FunctionLowering.lower_parallel_for,
+    "vector.load": _FunctionLowering.lower_vector_load,
+    "vector.store": _FunctionLowering.lower_vector_store,
+    "vector.maskedload": _FunctionLowering.lower_masked_load,
+    "vector.maskedstore": _FunctionLowering.lower_masked_store,
+    "vector.create_mask": _FunctionLowering.lower_create_mask,
+    "vector.broadcast": _FunctionLowering.lower_broadcast,
+    "vector.fma": _FunctionLowering.lower_vector_fma,
+    "vector.reduction": _FunctionLowering.lower_reduction,
 }
 
 

@@ -44,6 +44,7 @@ ROTATION: list[dict[str, object]] = [
     dict(fusion="min", specialize=False, tile=(2, 0, 7, 4)),
     dict(fusion="preserve3coincident", tile=(4, 4, 4, 4), threads=2),
     dict(schedule=False, specialize=False),
+    dict(register_tile=False, threads=2),
 ]
 OPTION_SETS: list[dict[str, object]] = [DEFAULT, *ROTATION]
 

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, memref, scf
+from xdsl.dialects import arith, builtin, cf, func, memref, scf, vector
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import ModuleOp
@@ -67,6 +67,7 @@ def _context() -> Context:
     ctx = Context()
     for dialect in (
         builtin.Builtin,
+        vector.Vector,
         func.Func,
         arith.Arith,
         xmath.Math,
@@ -851,6 +852,341 @@ def test_private_functions_are_internal_and_declarations_external():
     assert not funcs["hypotf"].body.blocks
 
 
+# --------------------------------------------------------------------------
+# vectors: JIT-compiled through the backend (tcdialect.backend.cpu), which
+# translates what xDSL's llvmlite converter does not (fast-math flags on
+# intrinsic calls, mangled vector intrinsics)
+# --------------------------------------------------------------------------
+
+
+class HostJit:
+    """A lowered module compiled by `compile_cpu` (O3, host CPU)."""
+
+    def __init__(self, src: str):
+        from tcdialect.backend.cpu import compile_cpu
+
+        _SOURCES.append(src)
+        self.module = compile_cpu(lower(src))
+
+    def fn(self, name: str, restype: Any, *argtypes: Any) -> Callable[..., Any]:
+        """The function `name` (valid while this object lives)."""
+        return ctypes.CFUNCTYPE(restype, *argtypes)(self.module.address(name))
+
+
+# Elementwise float ops on vector<8xf32>, 8 lanes per iteration over n (a
+# multiple of 8): every arith/math op xDSL's dialects accept on vectors.
+VECTOR_FLOAT = """
+func.func @vfloat(%A: memref<?xf32>, %B: memref<?xf32>, %O: memref<?x8xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %A, %c0 : memref<?xf32>
+  %two = arith.constant dense<2.0> : vector<8xf32>
+  %ramp = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : vector<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_pos = arith.cmpf ogt, %s, %zero : f32
+  %bs = vector.broadcast %s : f32 to vector<8xf32>
+  scf.for %i = %c0 to %n step %c8 {
+    %a = vector.load %A[%i] : memref<?xf32>, vector<8xf32>
+    %b = vector.load %B[%i] : memref<?xf32>, vector<8xf32>
+    %add = arith.addf %a, %b fastmath<reassoc> : vector<8xf32>
+    %sub = arith.subf %a, %bs : vector<8xf32>
+    %mul = arith.mulf %a, %two : vector<8xf32>
+    %div = arith.divf %a, %b : vector<8xf32>
+    %max = arith.maximumf %a, %b : vector<8xf32>
+    %min = arith.minnumf %a, %ramp : vector<8xf32>
+    %neg = arith.negf %a : vector<8xf32>
+    %fma = math.fma %a, %b, %bs : vector<8xf32>
+    %vfma = vector.fma %a, %two, %b : vector<8xf32>
+    %abs = math.absf %sub : vector<8xf32>
+    %sq = math.sqrt %abs : vector<8xf32>
+    %fl = math.floor %div : vector<8xf32>
+    %sel = arith.select %s_pos, %max, %min : vector<8xf32>
+    vector.store %add, %O[%i, %c0] : memref<?x8xf32>, vector<8xf32>
+    %r1 = arith.addf %sub, %mul : vector<8xf32>
+    vector.store %r1, %O[%c1, %c0] : memref<?x8xf32>, vector<8xf32>
+    vector.store %div, %O[%c2, %c0] : memref<?x8xf32>, vector<8xf32>
+    vector.store %sel, %O[%c3, %c0] : memref<?x8xf32>, vector<8xf32>
+    vector.store %neg, %O[%c4, %c0] : memref<?x8xf32>, vector<8xf32>
+    %f2 = arith.addf %fma, %vfma : vector<8xf32>
+    vector.store %f2, %O[%c5, %c0] : memref<?x8xf32>, vector<8xf32>
+    vector.store %sq, %O[%c6, %c0] : memref<?x8xf32>, vector<8xf32>
+    vector.store %fl, %O[%c7, %c0] : memref<?x8xf32>, vector<8xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_vector_float_ops():
+    jit = HostJit(VECTOR_FLOAT)  # keeps the compiled code alive
+    f = jit.fn("vfloat", None, PTR, I64, PTR, I64, PTR, I64, F32)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(8).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32) + 3
+    a[3] = np.nan
+    ramp = np.arange(8, dtype=np.float32)
+    for s in (1.5, -0.5):
+        o = np.zeros((8, 8), np.float32)
+        f(ptr(a), 8, ptr(b), 8, ptr(o), 8, s)
+        s32 = np.float32(s)
+        want_sel = np.maximum(a, b) if s > 0 else np.fmin(a, ramp)
+        rows = [
+            a + b,
+            (a - s32) + a * 2,
+            a / b,
+            want_sel,
+            -a,
+            (a * b + s32) + (a * 2 + b),
+            np.sqrt(np.abs(a - s32)),
+            np.floor(a / b),
+        ]
+        for i, want in enumerate(rows):
+            np.testing.assert_allclose(o[i], want, rtol=1e-6, err_msg=f"row {i}")
+
+
+# Integer vector ops, and reductions (with and without an accumulator).
+VECTOR_INT = """
+func.func @vint(%A: memref<8xi32>, %B: memref<8xi32>, %O: memref<6x8xi32>, %R: memref<9xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %a = vector.load %A[%c0] : memref<8xi32>, vector<8xi32>
+  %b = vector.load %B[%c0] : memref<8xi32>, vector<8xi32>
+  %three = arith.constant dense<3> : vector<8xi32>
+  %add = arith.addi %a, %b : vector<8xi32>
+  %mul = arith.muli %a, %three : vector<8xi32>
+  %max = arith.maxsi %a, %b : vector<8xi32>
+  %min = arith.minui %a, %b : vector<8xi32>
+  %x = arith.xori %a, %b : vector<8xi32>
+  %and = arith.andi %a, %b : vector<8xi32>
+  %abs = math.absi %a : vector<8xi32>
+  vector.store %add, %O[%c0, %c0] : memref<6x8xi32>, vector<8xi32>
+  vector.store %mul, %O[%c1, %c0] : memref<6x8xi32>, vector<8xi32>
+  vector.store %max, %O[%c2, %c0] : memref<6x8xi32>, vector<8xi32>
+  vector.store %min, %O[%c3, %c0] : memref<6x8xi32>, vector<8xi32>
+  %xa = arith.ori %x, %and : vector<8xi32>
+  vector.store %xa, %O[%c4, %c0] : memref<6x8xi32>, vector<8xi32>
+  vector.store %abs, %O[%c5, %c0] : memref<6x8xi32>, vector<8xi32>
+  %seven = arith.constant 7 : i32
+  %r0 = vector.reduction <add>, %a : vector<8xi32> into i32
+  %r1 = vector.reduction <mul>, %b, %seven : vector<8xi32> into i32
+  %r2 = vector.reduction <maxsi>, %a : vector<8xi32> into i32
+  %r3 = vector.reduction <minsi>, %a, %seven : vector<8xi32> into i32
+  %r4 = vector.reduction <maxui>, %a : vector<8xi32> into i32
+  %r5 = vector.reduction <minui>, %b : vector<8xi32> into i32
+  %r6 = vector.reduction <and>, %a : vector<8xi32> into i32
+  %r7 = vector.reduction <or>, %b : vector<8xi32> into i32
+  %r8 = vector.reduction <xor>, %a, %seven : vector<8xi32> into i32
+  memref.store %r0, %R[%c0] : memref<9xi32>
+  memref.store %r1, %R[%c1] : memref<9xi32>
+  memref.store %r2, %R[%c2] : memref<9xi32>
+  memref.store %r3, %R[%c3] : memref<9xi32>
+  memref.store %r4, %R[%c4] : memref<9xi32>
+  memref.store %r5, %R[%c5] : memref<9xi32>
+  memref.store %r6, %R[%c6] : memref<9xi32>
+  memref.store %r7, %R[%c7] : memref<9xi32>
+  memref.store %r8, %R[%c8] : memref<9xi32>
+  func.return
+}
+"""
+
+
+def test_vector_integer_ops_and_reductions():
+    jit = HostJit(VECTOR_INT)  # keeps the compiled code alive
+    f = jit.fn("vint", None, PTR, PTR, PTR, PTR)
+    a = np.array([3, -5, 7, 0, 12, -1, 9, 2], np.int32)
+    b = np.array([1, 2, -3, 4, 5, 6, 1, -2], np.int32)
+    o = np.zeros((6, 8), np.int32)
+    r = np.zeros(9, np.int32)
+    f(ptr(a), ptr(b), ptr(o), ptr(r))
+    au, bu = a.view(np.uint32), b.view(np.uint32)
+    np.testing.assert_array_equal(o[0], a + b)
+    np.testing.assert_array_equal(o[1], a * 3)
+    np.testing.assert_array_equal(o[2], np.maximum(a, b))
+    np.testing.assert_array_equal(o[3].view(np.uint32), np.minimum(au, bu))
+    np.testing.assert_array_equal(o[4], (a ^ b) | (a & b))
+    np.testing.assert_array_equal(o[5], np.abs(a))
+    want = [
+        a.sum(),
+        7 * np.prod(b),
+        a.max(),
+        min(a.min(), 7),
+        au.max().view(np.int32),
+        bu.min().view(np.int32),
+        np.bitwise_and.reduce(a),
+        np.bitwise_or.reduce(b),
+        np.bitwise_xor.reduce(a) ^ 7,
+    ]
+    np.testing.assert_array_equal(r, np.array(want, dtype=np.int64).astype(np.int32))
+
+
+# Float reductions: add/mul with reassoc (tree) and strict (ordered), min/max
+# kinds with NaN semantics, f64 vectors of 4.
+VECTOR_REDUCE = """
+func.func @vreduce(%A: memref<16xf32>, %D: memref<4xf64>, %R: memref<8xf32>, %RD: memref<2xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %a = vector.load %A[%c0] : memref<16xf32>, vector<8xf32>
+  %n = vector.load %A[%c8] : memref<16xf32>, vector<8xf32>
+  %acc = arith.constant 0.5 : f32
+  %r0 = vector.reduction <add>, %a fastmath<reassoc> : vector<8xf32> into f32
+  %r1 = vector.reduction <add>, %a, %acc : vector<8xf32> into f32
+  %r2 = vector.reduction <mul>, %a fastmath<reassoc> : vector<8xf32> into f32
+  %r3 = vector.reduction <maxnumf>, %n : vector<8xf32> into f32
+  %r4 = vector.reduction <minnumf>, %a, %acc : vector<8xf32> into f32
+  %r5 = vector.reduction <maximumf>, %n : vector<8xf32> into f32
+  %r6 = vector.reduction <minimumf>, %a : vector<8xf32> into f32
+  %r7 = vector.reduction <maximumf>, %a, %acc : vector<8xf32> into f32
+  memref.store %r0, %R[%c0] : memref<8xf32>
+  memref.store %r1, %R[%c1] : memref<8xf32>
+  memref.store %r2, %R[%c2] : memref<8xf32>
+  memref.store %r3, %R[%c3] : memref<8xf32>
+  memref.store %r4, %R[%c4] : memref<8xf32>
+  memref.store %r5, %R[%c5] : memref<8xf32>
+  memref.store %r6, %R[%c6] : memref<8xf32>
+  memref.store %r7, %R[%c7] : memref<8xf32>
+  %d = vector.load %D[%c0] : memref<4xf64>, vector<4xf64>
+  %dacc = arith.constant 1.0 : f64
+  %s0 = vector.reduction <add>, %d, %dacc fastmath<reassoc> : vector<4xf64> into f64
+  %f = math.fma %d, %d, %d : vector<4xf64>
+  %s1 = vector.reduction <maxnumf>, %f : vector<4xf64> into f64
+  memref.store %s0, %RD[%c0] : memref<2xf64>
+  memref.store %s1, %RD[%c1] : memref<2xf64>
+  func.return
+}
+"""
+
+
+def test_vector_float_reductions():
+    jit = HostJit(VECTOR_REDUCE)  # keeps the compiled code alive
+    f = jit.fn("vreduce", None, PTR, PTR, PTR, PTR)
+    a = np.array([1.5, -2.0, 0.25, 3.0, -0.5, 2.0, 1.0, 0.75], np.float32)
+    n = a.copy()
+    n[2] = np.nan
+    d = np.array([0.5, -1.5, 2.0, 0.25])
+    r = np.zeros(8, np.float32)
+    rd = np.zeros(2)
+    f(ptr(np.concatenate([a, n])), ptr(d), ptr(r), ptr(rd))
+    np.testing.assert_allclose(r[0], a.sum(), rtol=1e-6)
+    np.testing.assert_allclose(r[1], 0.5 + a.sum(), rtol=1e-6)
+    np.testing.assert_allclose(r[2], np.prod(a), rtol=1e-6)
+    assert r[3] == np.nanmax(n)  # maxnum ignores NaN
+    assert r[4] == min(a.min(), 0.5)
+    assert math.isnan(r[5])  # maximum propagates NaN
+    assert r[6] == a.min()
+    assert r[7] == max(a.max(), 0.5)
+    np.testing.assert_allclose(rd, [1.0 + d.sum(), (d * d + d).max()], rtol=1e-12)
+
+
+# Masked loads/stores with vector.create_mask: the first k lanes only; the
+# other lanes of the load take the pass-through value and memory beyond the
+# mask is neither read nor written.
+VECTOR_MASKED = """
+func.func @vmasked(%A: memref<?xf32>, %O: memref<?xf32>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %mask = vector.create_mask %k : vector<8xi1>
+  %pass = arith.constant dense<-1.0> : vector<8xf32>
+  %a = vector.maskedload %A[%c0], %mask, %pass : memref<?xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+  %b = arith.addf %a, %a : vector<8xf32>
+  vector.maskedstore %O[%c0], %mask, %b : memref<?xf32>, vector<8xi1>, vector<8xf32>
+  %c8 = arith.constant 8 : index
+  vector.store %a, %O[%c8] : memref<?xf32>, vector<8xf32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("k", [0, 1, 5, 8])
+def test_vector_masked_load_store(k: int):
+    jit = HostJit(VECTOR_MASKED)  # keeps the compiled code alive
+    f = jit.fn("vmasked", None, PTR, I64, PTR, I64, I64)
+    a = np.arange(1, k + 1, dtype=np.float32)  # exactly k elements
+    o = np.full(16, 42.0, np.float32)
+    f(ptr(a) if k else ptr(np.zeros(1, np.float32)), k, ptr(o), 16, k)
+    np.testing.assert_array_equal(o[:k], 2 * a)
+    np.testing.assert_array_equal(o[k:8], 42.0)
+    np.testing.assert_array_equal(o[8 : 8 + k], a)
+    np.testing.assert_array_equal(o[8 + k :], -1.0)
+
+
+# Vector block arguments (loop-carried accumulators) and 2-D contiguous
+# vector accesses at an unaligned offset (alignment = element size).
+VECTOR_LOOP = """
+func.func @colsum(%A: memref<?x?xf32>, %O: memref<?xf32>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %A, %c0 : memref<?x?xf32>
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %s = scf.for %i = %c0 to %m step %c1 iter_args(%acc = %zero) -> (vector<8xf32>) {
+    %a = vector.load %A[%i, %j] : memref<?x?xf32>, vector<8xf32>
+    %x = arith.addf %acc, %a : vector<8xf32>
+    scf.yield %x : vector<8xf32>
+  }
+  vector.store %s, %O[%j] : memref<?xf32>, vector<8xf32>
+  func.return
+}
+"""
+
+
+def test_vector_loop_carried_and_unaligned():
+    jit = HostJit(VECTOR_LOOP)  # keeps the compiled code alive
+    f = jit.fn("colsum", None, PTR, I64, I64, PTR, I64, I64)
+    a = np.random.default_rng(1).standard_normal((7, 13)).astype(np.float32)
+    o = np.zeros(13, np.float32)
+    f(ptr(a), 7, 13, ptr(o), 13, 3)
+    np.testing.assert_allclose(o[3:11], a[:, 3:11].sum(axis=0), rtol=1e-5)
+    assert not o[:3].any() and not o[11:].any()
+
+
+@pytest.mark.parametrize(("src", "message"), [
+    (
+        # xDSL 0.74 types a vector comparison as i1 (MLIR: vector<8xi1>)
+        "func.func @f(%a: vector<8xf32>) -> i1 {\n"
+        "  %r = arith.cmpf olt, %a, %a : vector<8xf32>\n"
+        "  func.return %r : i1\n}",
+        "unsupported vector operands in 'arith.cmpf'",
+    ),
+    (
+        "func.func @f(%a: vector<8xi32>) -> vector<8xi32> {\n"
+        "  %r = arith.divsi %a, %a : vector<8xi32>\n"
+        "  func.return %r : vector<8xi32>\n}",
+        "unsupported vector operands in 'arith.divsi'",
+    ),
+    (
+        "func.func @f(%a: vector<8xf32>) -> vector<8xf32> {\n"
+        "  %r = math.expm1 %a : vector<8xf32>\n  func.return %r : vector<8xf32>\n}",
+        "unsupported type",
+    ),
+    (
+        "func.func @f(%a: vector<2x4xf32>) {\n  func.return\n}",
+        "only fixed 1-D vectors",
+    ),
+])  # fmt: skip
+def test_unsupported_vector_input_raises_tcerror(src: str, message: str):
+    with pytest.raises(TCError, match=message):
+        lower(src)
+
+
 MLIR_TRANSLATE = shutil.which("mlir-translate", path="/usr/lib/llvm-22/bin")
 
 
@@ -859,7 +1195,8 @@ MLIR_TRANSLATE = shutil.which("mlir-translate", path="/usr/lib/llvm-22/bin")
     "src",
     [ADD2D, ROWSUM, STATIC_AND_RANK0, MIXED_DIMS, ALLOC, CALLS, PARALLEL, CASTS]
     + [_math_module("f32"), _math_module("f64")]
-    + [DIVISION.format(t=t, d=-3) for t in ("i32", "index")],
+    + [DIVISION.format(t=t, d=-3) for t in ("i32", "index")]
+    + [VECTOR_FLOAT, VECTOR_INT, VECTOR_REDUCE, VECTOR_MASKED, VECTOR_LOOP],
 )
 def test_mlir_translate_accepts_generic_form(src: str, tmp_path: Path):
     module = lower(src)

@@ -134,6 +134,34 @@ def test_auto_tiling_tiles_matmul_and_orders_points_stride_one() -> None:
     assert names == {"n"}
 
 
+def _parallel_loops(fn: func.FuncOp) -> list[affine.ParallelOp]:
+    return [op for op in fn.walk() if isinstance(op, affine.ParallelOp)]
+
+
+def test_point_loop_is_parallel_when_the_tile_loop_runs_once() -> None:
+    # 64 rows in 64-row tiles: isl drops the tile loop over m (one tile), and
+    # the point loop over m takes its place as the parallel loop.
+    fn, _ = _scheduled(MATMUL)
+    par = _parallel_loops(fn)
+    # One parallel row loop per statement (the init and the update).
+    assert [p.body.block.args[0].name_hint for p in par] == ["m", "m"]
+    assert not any(
+        isinstance(op, affine.ParallelOp) for p in par for op in p.body.walk()
+    )
+
+
+def test_no_parallel_loop_inside_a_parallel_tile_loop() -> None:
+    module = lower(parse_tc(MATMUL), "affine", {"M": 256, "K": 64, "N": 64})
+    fn = _funcs(module)[0]
+    assert schedule_function(fn, ScheduleOptions()) is not None
+    par = _parallel_loops(fn)
+    assert len(par) == 1  # the tile loop; the point loop over m stays serial
+    assert any(
+        isinstance(op, affine.ForOp) and op.body.block.args[0].name_hint == "m"
+        for op in par[0].body.walk()
+    )
+
+
 def test_tile_zero_turns_tiling_off() -> None:
     _, tree = _scheduled(MATMUL, tile=(0,))
     assert "floor(" not in tree

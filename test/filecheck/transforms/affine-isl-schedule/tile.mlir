@@ -25,13 +25,17 @@ func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
 // CHECK:       //     mark: "parallel@0"
 // CHECK:       //       schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(floor((m)/32))] }]"
 // CHECK:       //         schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(floor((k)/16))] }]"
-// CHECK:       //           schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(m)] }, { S0[m, n, k] -> [(k)] }, { S0[m, n, k] -> [(n)] }]"
+// The point band is marked too (it counts only when isl drops the tile loop).
+// CHECK:       //           mark: "parallel@2"
+// CHECK:       //             schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(m)] }]"
+// CHECK:       //               schedule: "[M, K, N] -> [{ S0[m, n, k] -> [(k)] }, { S0[m, n, k] -> [(n)] }]"
 // CHECK-LABEL: func.func @matmul
 // The tile loops: rows of 32 (parallel), then the reduction in steps of 16.
 // CHECK:         "affine.parallel"(%M) <{{.*}}upperBoundsMap = affine_map<()[s0] -> ((((s0 + -1) floordiv 32) + 1))>
 // CHECK-NEXT:    ^bb0(%c0: index):
 // CHECK-NEXT:      affine.for %c1 = 0 to affine_map<()[s0] -> ((((s0 + -1) floordiv 16) + 1))>()[%K] {
-// The point loops m, k, n: partial tiles clipped with min.
+// The point loops m, k, n (serial inside the parallel tile loop): partial
+// tiles clipped with min.
 // CHECK-NEXT:        affine.for %m = affine_map<(d0) -> ((d0 * 32))>(%c0) to min affine_map<(d0)[s0] -> (s0, ((d0 * 32) + 32))>(%c0)[%M] {
 // CHECK-NEXT:          affine.for %k = affine_map<(d0) -> ((d0 * 16))>(%c1) to min affine_map<(d0)[s0] -> (s0, ((d0 * 16) + 16))>(%c1)[%K] {
 // CHECK-NEXT:            affine.for %n = 0 to %N {
@@ -46,11 +50,13 @@ func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
 // UNTILED-NEXT:        affine.for %n = 0 to %N {
 
 // Row sums of a 3x23 array tiled 3x5: the row-tile loop runs once, so isl
-// drops it; its parallel mark must not fall to the reduction-tile loop inside.
+// drops it; its parallel mark must not fall to the reduction-tile loop inside,
+// and the point loop over rows runs in parallel instead.
 // ROWSUM-LABEL: func.func @rowsum
 // ROWSUM-NOT:     affine.parallel
 // ROWSUM:         affine.for %c1 = 0 to 5 {
-// ROWSUM-NEXT:      affine.for %i = 0 to 3 {
+// ROWSUM-NEXT:      "affine.parallel"() <{{.*}}upperBoundsMap = affine_map<() -> (3)>
+// ROWSUM-NEXT:      ^bb0(%i: index):
 // ROWSUM-NEXT:        affine.for %k = affine_map<(d0) -> ((d0 * 5))>(%c1) to min affine_map<(d0) -> (23, ((d0 * 5) + 5))>(%c1) {
 // ROWSUM-NOT:     affine.parallel
 // ROWSUM:         func.return

@@ -1,0 +1,1730 @@
+"""`register-tile{vector-width=0 rows=0 vectors=0 pack=auto}`: reductions in vector registers.
+
+An affine → affine pass (docs/pipeline.md: `affine` / `scheduled` stage
+IR), meant to run after `affine-isl-schedule` (or right after
+`convert-tc-to-affine`) and before `convert-affine-to-scf`. It rewrites the
+innermost perfect loop nest of a reduction statement into a register tile: a
+block of accumulators held in explicit vector values (`vector<VL x T>`),
+loaded from the target once, updated by FMAs (or the reduction's combining
+op) inside the reduction loops and stored once at the end (unroll-and-jam +
+scalar replacement + vectorisation in one step), with packed operand panels
+where they pay.
+
+What it matches
+---------------
+
+A *band*: loops (`affine.for` without `iter_args`, `affine.parallel` without
+reductions, every step 1), each one's body holding only the next loop, the
+innermost holding exactly one statement::
+
+    %a = affine.load %A[...]          // loads of arrays other than T
+    ...                               // pure arith/math ops (see _VECTOR_OPS)
+    %t = affine.load %T[f(i)]         // the accumulator, used only below
+    %s = arith.addf %t, %e fastmath<reassoc> : f32
+    affine.store %s, %T[f(i)]
+
+`⊕` (here `addf`) is `addf mulf maximumf minimumf maxnumf minnumf` with
+`fastmath<reassoc>` (what `convert-tc-to-affine` puts on reductions) or an
+integer `addi muli maxsi minsi maxui minui andi ori xori` (i8 and wider).
+`addf` of a `mulf` becomes an FMA. The band grows outwards from the
+statement's loop while loops are perfectly nested and stops at a loop whose
+induction variable appears in an inner loop's bounds (the isl scheduler's
+tile loops stay outside, untouched; so do loops a triangle depends on). In
+the band:
+
+- T's subscripts (`f`) are affine, each uses at most one band IV, linearly,
+  and each band IV appears in at most one subscript: `f` is injective in
+  the *output* IVs (those appearing in it); the others are the reduction
+  IVs `R` (at least one);
+- e (the other operand of `⊕`) reads only arrays other than T, through
+  `affine.load`s whose operands are band IVs or values from outside the
+  band, and uses only `_VECTOR_OPS` and constants;
+- no bound in the band uses a tiled or `R` IV (bounds may be `max`/`min`
+  maps over symbols and outer IVs).
+
+Mode 1 (vectors along an output loop `v`): `v` appears in T only in its last
+subscript, with coefficient 1, and in every load either only in the last
+subscript with coefficient 1 (a `vector.load` of VL contiguous elements), or
+not at all (a scalar load + `vector.broadcast`, shared by the vectors of a
+row), or (packing allowed) linearly in one other subscript (`W[n, k]` with
+`v = n`: gathered into the packed panel, below). The unrolled loop `u` is
+another output loop, preferably one the broadcast loads depend on (the
+innermost such). The band's other output loops stay outside, in order.
+Result (without packing)::
+
+    outer output loops {
+      affine.parallel %u0 = lb_u to u_end step MR {        // MR rows
+        affine.parallel %v0 = lb_v to v_end step VL*NV {   // NV vectors
+          %acc_ij = vector.load %T[.., %u0 + i, .., %v0 + j*VL]   // MR x NV
+          %r:MR*NV = affine.for %k = lb_k to ub_k iter_args(%acc_ij...) {
+            %b_j = vector.load %B[%k, %v0 + j*VL]             // per vector
+            %a_i = affine.load %A[%u0 + i, %k]                // per row
+            %x_i = vector.broadcast %a_i
+            %acc'_ij = math.fma %x_i, %b_j, %acc_ij           // MR x NV
+            affine.yield %acc'_ij...
+          }
+          vector.store %r_ij, %T[.., %u0 + i, .., %v0 + j*VL]
+        }
+        affine.parallel %v0 = v_end to v_vend step VL { ... 1 vector per row }
+        affine.parallel %v0 = v_vend to ub_v step VL {  // at most once
+          ... vector.maskedload / maskedstore, mask = create_mask(ub_v - v0)
+        }
+      }
+      affine.parallel %u = u_end to ub_u { the same with 1 row }
+    }
+
+(`u_end = lb_u + ((ub_u - lb_u) floordiv MR) * MR` etc., with `ub` clamped
+to `>= lb`; index arithmetic is `affine.apply` / `arith.maxsi/minsi`, folded
+when the bounds are constants, and strips that are statically empty are not
+emitted. Strips are `affine.parallel` when their loop was.)
+
+Packing (mode 1 with a row loop `u`; `pack=auto|always|never`):
+
+- the *panel* (vector loads that do not depend on `u`) is copied, per
+  column strip, into `memref.alloc`'d `buf[r_1 - lb_1, ..., r_n - lb_n,
+  0 .. NV*VL)` (gathered loads lane by lane, the others by vectors; masked
+  in the masked strip), and the column strips become the outer loop, so
+  each copy serves every row strip. `auto` packs when the panel's rows are
+  at least 1 KiB apart (4 KiB rows map to the same cache sets) and the row
+  extent is unknown or at least 8 * MR; it gathers (instead of mode 2) when
+  the row extent is unknown or at least 16 * MR;
+- *rows* (broadcast loads of `u` that the innermost reduction loop walks
+  with a non-unit stride, `A[k, m]`) are copied once, for all full row
+  strips, into `buf[strip, r_1 - lb_1, ..., 0 .. MR)` by a parallel loop
+  over the strips, so that a kernel reads MR consecutive scalars per step
+  (`auto`: when the column extent is unknown or at least 4 * NV * VL).
+  Buffers are freed after their last use.
+
+Mode 2 (vectors along a reduction loop `r`, when no `v` exists, e.g.
+`O(b,n) +=! X(b,r_k) * W(n,r_k)` with `pack=never`): `r` appears in every
+load only in the last subscript with coefficient 1, or not at all. Up to two
+output loops `u1`, `u2` are unrolled by `rows` x `vectors` (P x Q); each
+point keeps a vector of partial sums along `r` (from the identity of `⊕`)
+and a scalar accumulator (loaded from T); `r` runs innermost of `R`, its
+main part by VL with vector loads, its remainder (< VL iterations) scalar;
+after the reduction loops `vector.reduction <⊕>` folds each vector into its
+scalar, which is stored. Remainders of `u1`/`u2` use 1 row/column.
+
+Legality
+--------
+
+The band holds one statement, whose only write is `T[f(out)]`, and whose
+other reads are of arrays not written in the band (distinct memrefs never
+alias: docs/pipeline.md's buffer contract), so iterations with different
+output IVs are independent (f is injective) and only the order of the
+updates of each element matters. Mode 1 runs, for every element, the `R`
+loops in their original relative order, so each element sees the same
+sequence of `⊕` as before; the only difference is that `T + x * y` becomes
+one `fma` (contraction, licensed by `reassoc`: TC leaves the order and
+rounding of reductions unspecified). Mode 2 reorders each element's updates
+(lane-wise partial sums, `r` moved innermost), which `reassoc` permits
+(integers: exact). Loads only touch elements that the original iterations
+read (every lane of a vector is an iteration in range, or masked), and the
+packed copies read exactly the panel the kernels use, so no access goes out
+of bounds; the copies are private to the strip (thread) that makes them.
+
+Options (0 = automatic): `vector-width` = lanes of a 32-bit element
+(elements of b bits get `vector-width * 32 / b` lanes); 0 asks the host
+(`tcdialect.backend.cpu.host_vector_width`, imported lazily: 16 with
+AVX-512, 8 with AVX2). `rows` = MR (mode 1) / P (mode 2); `vectors` = NV
+(mode 1) / Q (mode 2). Defaults: 16 lanes → MR=8, NV=2 (16 accumulators
+of 32 zmm; measured best of 4..14 x 1..4), 8 lanes → MR=6, NV=2 (12 of 16
+ymm), else 4 x 2; mode 2 uses 4 x 4 (16 lanes) or 3 x 3; they shrink to
+static extents smaller than the tile.
+
+Nests that do not match are left alone (non-reductions, several statements,
+targets read elsewhere, no loop with unit stride in the target and the
+operands, ops without vector forms such as comparisons and selects, float
+reductions without `reassoc`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math as pymath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import affine as xaffine
+from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.passes import ModulePass
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects.affine import LoadOp, StoreOp, parallel_op
+
+# --------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------
+
+# ⊕ → (vector.reduction kind, identity: float for floats, int for integers)
+_FLOAT_COMBINES: dict[str, tuple[str, float]] = {
+    "arith.addf": ("add", -0.0),
+    "arith.mulf": ("mul", 1.0),
+    "arith.maximumf": ("maximumf", -pymath.inf),
+    "arith.minimumf": ("minimumf", pymath.inf),
+    "arith.maxnumf": ("maxnumf", -pymath.inf),
+    "arith.minnumf": ("minnumf", pymath.inf),
+}
+_INT_COMBINES: dict[str, tuple[str, Callable[[int], int]]] = {
+    "arith.addi": ("add", lambda w: 0),
+    "arith.muli": ("mul", lambda w: 1),
+    "arith.maxsi": ("maxsi", lambda w: -(1 << (w - 1))),
+    "arith.minsi": ("minsi", lambda w: (1 << (w - 1)) - 1),
+    "arith.maxui": ("maxui", lambda w: 0),
+    "arith.minui": ("minui", lambda w: -1),
+    "arith.andi": ("and", lambda w: -1),
+    "arith.ori": ("or", lambda w: 0),
+    "arith.xori": ("xor", lambda w: 0),
+}
+
+_VECTOR_OPS = frozenset(
+    (
+        "arith.addf arith.subf arith.mulf arith.divf arith.maximumf "
+        "arith.minimumf arith.maxnumf arith.minnumf arith.negf arith.extf "
+        "arith.truncf arith.addi arith.subi arith.muli arith.andi arith.ori "
+        "arith.xori arith.maxsi arith.minsi arith.maxui arith.minui "
+        "math.fma math.absf math.sqrt math.floor math.ceil"
+    ).split()
+)
+"""Ops of `e` the pass clones onto vectors: elementwise ops that xDSL 0.74's
+arith/math accept on vectors and `convert-to-llvm` lowers (no comparisons,
+selects, int<->float casts: xDSL's arith has no vector forms of them)."""
+
+
+def _host_lanes() -> int:
+    from tcdialect.backend.cpu import host_vector_width
+
+    return host_vector_width(32)
+
+
+# --------------------------------------------------------------------------
+# Affine analysis
+# --------------------------------------------------------------------------
+
+
+def _linear(expr: AffineExpr, num_dims: int) -> tuple[dict[int, int], set[int]]:
+    """(coefficient per operand position, positions inside non-linear parts)."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, set()
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, set()
+    if isinstance(expr, AffineSymExpr):
+        return {num_dims + expr.position: 1}, set()
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lc, ln = _linear(expr.lhs, num_dims)
+    rc, rn = _linear(expr.rhs, num_dims)
+    if expr.kind == AffineBinaryOpKind.Add:
+        out = dict(lc)
+        for p, c in rc.items():
+            out[p] = out.get(p, 0) + c
+        return out, ln | rn
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if isinstance(expr.rhs, AffineConstantExpr):
+            return {p: c * expr.rhs.value for p, c in lc.items()}, ln
+        if isinstance(expr.lhs, AffineConstantExpr):
+            return {p: c * expr.lhs.value for p, c in rc.items()}, rn
+    return {}, set(lc) | ln | set(rc) | rn
+
+
+@dataclass
+class _Access:
+    """An affine access: per subscript, the band IVs it uses."""
+
+    memref: SSAValue
+    map: AffineMap
+    operands: tuple[SSAValue, ...]
+    coeffs: list[dict[SSAValue, int]]
+    """Linear coefficients of band IVs, per subscript (no zeros)."""
+    nonlinear: list[set[SSAValue]]
+    """Band IVs inside non-linear parts (floordiv, mod, products), per subscript."""
+
+    @staticmethod
+    def of(
+        memref: SSAValue,
+        amap: AffineMap,
+        operands: Sequence[SSAValue],
+        band: set[SSAValue],
+    ) -> _Access:
+        coeffs: list[dict[SSAValue, int]] = []
+        nonlinear: list[set[SSAValue]] = []
+        for expr in amap.results:
+            lin, nonlin = _linear(expr, amap.num_dims)
+            cs: dict[SSAValue, int] = {}
+            for p, c in lin.items():
+                v = operands[p]
+                if v in band:
+                    cs[v] = cs.get(v, 0) + c
+            coeffs.append({v: c for v, c in cs.items() if c != 0})
+            nonlinear.append({operands[p] for p in nonlin if operands[p] in band})
+        return _Access(memref, amap, tuple(operands), coeffs, nonlinear)
+
+    def uses(self, k: int) -> set[SSAValue]:
+        return set(self.coeffs[k]) | self.nonlinear[k]
+
+    def deps(self) -> set[SSAValue]:
+        out: set[SSAValue] = set()
+        for k in range(len(self.coeffs)):
+            out |= self.uses(k)
+        return out
+
+    def unit_last(self, iv: SSAValue) -> bool | None:
+        """True: `iv` only in the last subscript, coefficient 1, linearly;
+        None: `iv` not used; False: otherwise."""
+        if iv not in self.deps():
+            return None
+        last = len(self.coeffs) - 1
+        if last < 0 or self.coeffs[last].get(iv) != 1 or iv in self.nonlinear[last]:
+            return False
+        return all(iv not in self.uses(k) for k in range(last))
+
+
+# --------------------------------------------------------------------------
+# Matching
+# --------------------------------------------------------------------------
+
+_Bound = tuple[AffineMap, tuple[SSAValue, ...]]
+_Val = int | SSAValue
+"""An index value being built: a known constant or an SSA value."""
+
+
+@dataclass
+class _Dim:
+    """One dimension of the band."""
+
+    iv: SSAValue
+    parallel: bool
+    lb: _Bound
+    ub: _Bound
+
+    def bound_values(self) -> set[SSAValue]:
+        return set(self.lb[1]) | set(self.ub[1])
+
+    def static_extent(self) -> int | None:
+        """`ub - lb` when it is a constant (single-result bounds whose
+        difference is constant, like the point loops of a full tile)."""
+        lbm, ubm = self.lb[0], self.ub[0]
+        if len(lbm.results) != 1 or len(ubm.results) != 1:
+            return None
+        lo = _affine_form(lbm.results[0], lbm.num_dims, self.lb[1])
+        hi = _affine_form(ubm.results[0], ubm.num_dims, self.ub[1])
+        if lo is None or hi is None or lo[0] != hi[0]:
+            return None
+        return max(0, hi[1] - lo[1])
+
+
+def _affine_form(
+    expr: AffineExpr, num_dims: int, operands: Sequence[SSAValue]
+) -> tuple[dict[SSAValue, int], int] | None:
+    """`expr` as (coefficient per operand value, constant), None if not linear."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr | AffineSymExpr):
+        pos = expr.position + (num_dims if isinstance(expr, AffineSymExpr) else 0)
+        return {operands[pos]: 1}, 0
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs = _affine_form(expr.lhs, num_dims, operands)
+    rhs = _affine_form(expr.rhs, num_dims, operands)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        coeffs = dict(lhs[0])
+        for v, c in rhs[0].items():
+            coeffs[v] = coeffs.get(v, 0) + c
+        return {v: c for v, c in coeffs.items() if c}, lhs[1] + rhs[1]
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if not rhs[0]:
+            return {v: c * rhs[1] for v, c in lhs[0].items() if c * rhs[1]}, (
+                lhs[1] * rhs[1]
+            )
+        if not lhs[0]:
+            return {v: c * lhs[1] for v, c in rhs[0].items() if c * lhs[1]}, (
+                lhs[1] * rhs[1]
+            )
+    return None
+
+
+def _loop_dims(op: Operation) -> list[_Dim] | None:
+    """The dimensions of a band loop, or None if it cannot be in a band."""
+    if isinstance(op, xaffine.ForOp):
+        if op.inits or op.step.value.data != 1:
+            return None
+        return [
+            _Dim(
+                op.body.block.args[0],
+                False,
+                (op.lowerBoundMap.data, tuple(op.lowerBoundOperands)),
+                (op.upperBoundMap.data, tuple(op.upperBoundOperands)),
+            )
+        ]
+    if isinstance(op, xaffine.ParallelOp):
+        if op.reductions.data or op.res:
+            return None
+        if any(s.value.data != 1 for s in op.steps.data):
+            return None
+        lbm, ubm = op.lowerBoundsMap.data, op.upperBoundsMap.data
+        n_lb = lbm.num_dims + lbm.num_symbols
+        operands = tuple(op.map_operands)
+        lb_ops, ub_ops = operands[:n_lb], operands[n_lb:]
+        lb_groups = [int(g) for g in op.lowerBoundsGroups.get_values()]
+        ub_groups = [int(g) for g in op.upperBoundsGroups.get_values()]
+        args = op.body.block.args
+        if not (len(lb_groups) == len(ub_groups) == len(args)):
+            return None
+        dims: list[_Dim] = []
+        lo = hi = 0
+        for arg, gl, gu in zip(args, lb_groups, ub_groups):
+            lm = AffineMap(lbm.num_dims, lbm.num_symbols, lbm.results[lo : lo + gl])
+            um = AffineMap(ubm.num_dims, ubm.num_symbols, ubm.results[hi : hi + gu])
+            dims.append(_Dim(arg, True, (lm, lb_ops), (um, ub_ops)))
+            lo, hi = lo + gl, hi + gu
+        return dims
+    return None
+
+
+def _only_child(block: Block) -> Operation | None:
+    """The single op of `block` besides an argument-less `affine.yield`."""
+    ops = list(block.ops)
+    if len(ops) != 2 or not isinstance(ops[1], xaffine.YieldOp) or ops[1].operands:
+        return None
+    return ops[0]
+
+
+@dataclass
+class _Statement:
+    store: xaffine.StoreOp
+    target: _Access
+    combine: Operation
+    acc_index: int
+    """Operand position of the accumulator load in `combine`."""
+    expr: SSAValue
+    fma: tuple[SSAValue, SSAValue] | None
+    loads: dict[Operation, _Access]
+    inner: set[Operation]
+    """Ops of the innermost block (for telling e's values from outer ones)."""
+
+
+@dataclass
+class _Plan:
+    outer: Operation
+    dims: list[_Dim]
+    stmt: _Statement
+    mode: int
+    vec_iv: SSAValue
+    unrolled: list[SSAValue]
+    red: list[SSAValue]
+    kept: list[SSAValue]
+    lanes: int
+    factors: list[int]
+    deps: dict[SSAValue, set[SSAValue]] = field(default_factory=dict)
+    packed: list[Operation] = field(default_factory=list)
+    """Mode 1: vector loads shared by all rows (the panel), copied per column
+    strip into a contiguous buffer; non-empty makes the column strips outer."""
+    gathers: list[Operation] = field(default_factory=list)
+    """Packed loads that are strided in the vector IV (copied element-wise)."""
+    row_packed: list[Operation] = field(default_factory=list)
+    """Mode 1: broadcast loads of the rows that the innermost reduction loop
+    walks with a non-unit stride (`A[k, m]`), copied once for all full row
+    strips into `buf[strip, r_1 - lb_1, ..., i]` (MR consecutive scalars per
+    reduction step)."""
+
+    def dim(self, iv: SSAValue) -> _Dim:
+        return next(d for d in self.dims if d.iv == iv)
+
+
+def _is_reassoc(op: Operation) -> bool:
+    flags = op.properties.get("fastmath")
+    if not isinstance(flags, arith.FastMathFlagsAttr):
+        return False
+    return any(f.value in ("reassoc", "fast") for f in flags.data)
+
+
+def _match_statement(store: xaffine.StoreOp, band: set[SSAValue]) -> _Statement | None:
+    block = store.parent_block()
+    if block is None:
+        return None
+    ops = list(block.ops)
+    if not ops or not isinstance(ops[-1], xaffine.YieldOp) or ops[-1].operands:
+        return None
+    for op in ops[:-1]:
+        if op is store:
+            continue
+        if isinstance(op, xaffine.LoadOp):
+            continue
+        if (
+            op.name in _VECTOR_OPS
+            or op.name in _FLOAT_COMBINES
+            or (op.name in _INT_COMBINES)
+        ):
+            continue
+        if isinstance(op, arith.ConstantOp):
+            continue
+        return None
+    combine = store.value.owner
+    if not isinstance(combine, Operation) or combine.parent_block() is not block:
+        return None
+    t = store.memref
+    elem = store.value.type
+    if isinstance(elem, AnyFloat):
+        if combine.name not in _FLOAT_COMBINES or not _is_reassoc(combine):
+            return None
+    elif isinstance(elem, IntegerType):
+        if combine.name not in _INT_COMBINES or elem.width.data < 8:
+            return None
+    else:
+        return None
+    if len(combine.operands) != 2 or not combine.results[0].has_one_use():
+        return None
+    acc_index = None
+    for i, operand in enumerate(combine.operands):
+        owner = operand.owner
+        if (
+            isinstance(owner, xaffine.LoadOp)
+            and owner.memref == t
+            and owner.map == store.map
+            and tuple(owner.indices) == tuple(store.indices)
+            and operand.has_one_use()
+        ):
+            acc_index = i
+            break
+    if acc_index is None:
+        return None
+    acc_load = combine.operands[acc_index].owner
+    expr = combine.operands[1 - acc_index]
+    # e: the ops of the block it depends on
+    inner = set(ops)
+    loads: dict[Operation, _Access] = {}
+    seen: set[Operation] = set()
+    stack = [expr]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner not in inner or owner in seen:
+            continue
+        seen.add(owner)
+        if owner is acc_load or owner is combine or owner is store:
+            return None
+        if isinstance(owner, xaffine.LoadOp):
+            if owner.memref == t:
+                return None
+            for idx in owner.indices:
+                if isinstance(idx.owner, Operation) and idx.owner in inner:
+                    return None
+            loads[owner] = _Access.of(owner.memref, owner.map.data, owner.indices, band)
+            continue
+        if isinstance(owner, arith.ConstantOp):
+            continue
+        if owner.name not in _VECTOR_OPS:
+            return None
+        stack.extend(owner.operands)
+    # no other read of T in the block
+    for op in ops:
+        if isinstance(op, xaffine.LoadOp) and op.memref == t and op is not acc_load:
+            return None
+    for idx in store.indices:
+        if isinstance(idx.owner, Operation) and idx.owner in inner:
+            return None
+    fma = None
+    if combine.name == "arith.addf":
+        mul = expr.owner
+        if (
+            isinstance(mul, arith.MulfOp)
+            and mul in inner
+            and mul.result.has_one_use()
+            and mul.result.type == elem
+        ):
+            fma = (mul.lhs, mul.rhs)
+    return _Statement(
+        store,
+        _Access.of(t, store.map.data, store.indices, band),
+        combine,
+        acc_index,
+        expr,
+        fma,
+        loads,
+        inner,
+    )
+
+
+def _band(stmt_loop: Operation) -> tuple[Operation, list[_Dim]] | None:
+    """The outermost op and the dims of the band around the statement's loop."""
+    dims = _loop_dims(stmt_loop)
+    if dims is None:
+        return None
+    outer = stmt_loop
+    while True:
+        parent_block = outer.parent_block()
+        parent = parent_block.parent_op() if parent_block else None
+        if parent is None or not isinstance(parent, xaffine.ForOp | xaffine.ParallelOp):
+            break
+        if (
+            parent.body.block is not parent_block
+            or _only_child(parent_block) is not outer
+        ):
+            break
+        pdims = _loop_dims(parent)
+        if pdims is None:
+            break
+        used: set[SSAValue] = set()
+        for d in dims:
+            used |= d.bound_values()
+        if any(d.iv in used for d in pdims):
+            break
+        dims = pdims + dims
+        outer = parent
+    return outer, dims
+
+
+def _plan(
+    store: xaffine.StoreOp, lanes32: int, rows: int, vectors: int, pack: str
+) -> _Plan | None:
+    block = store.parent_block()
+    loop = block.parent_op() if block is not None else None
+    if loop is None or loop.regions[0].blocks[0] is not block:
+        return None
+    found = _band(loop)
+    if found is None:
+        return None
+    outer, dims = found
+    band = {d.iv for d in dims}
+    if len(band) != len(dims):
+        return None
+    stmt = _match_statement(store, band)
+    if stmt is None:
+        return None
+    target = stmt.target
+    # injective target: each subscript linear in at most one band IV, each
+    # band IV in at most one subscript
+    out: list[SSAValue] = []
+    for k in range(len(target.coeffs)):
+        if target.nonlinear[k] or len(target.coeffs[k]) > 1:
+            return None
+        out.extend(target.coeffs[k])
+    if len(set(out)) != len(out):
+        return None
+    order = [d.iv for d in dims]
+    out_ivs = [iv for iv in order if iv in out]
+    red = [iv for iv in order if iv not in out]
+    if not red:
+        return None
+    accesses = list(stmt.loads.values())
+    elem = store.value.type
+    assert isinstance(elem, AnyFloat | IntegerType)
+    width = elem.bitwidth if isinstance(elem, AnyFloat) else elem.width.data
+    lanes = max(1, lanes32 * 32 // width)
+    if lanes < 2:
+        return None
+
+    # mode 1: vector along an output loop; loads strided in it (`W[n, k]`
+    # with `v = n`) are gathered into the packed panel
+    last = len(target.coeffs) - 1
+    mode = 0
+    gathers: list[Operation] = []
+    best: tuple[int, int, SSAValue, list[SSAValue], list[Operation]] | None = None
+    for pos, iv in enumerate(out_ivs):
+        if last < 0 or target.coeffs[last].get(iv) != 1:
+            continue
+        strided = [op for op, a in stmt.loads.items() if a.unit_last(iv) is False]
+        if strided and (
+            pack == "never"
+            or not all(_gatherable(stmt.loads[op], iv) for op in strided)
+        ):
+            continue
+        broadcast = [a for a in accesses if a.unit_last(iv) is None]
+        others = [
+            x
+            for x in out_ivs
+            if x != iv and not any(x in stmt.loads[op].deps() for op in strided)
+        ]
+        preferred = [x for x in others if any(x in a.deps() for a in broadcast)]
+        u_list = (preferred or others)[-1:]
+        if strided and not u_list:
+            continue
+        if strided and pack == "auto":
+            # a gathered copy must serve enough row strips (measured: in a
+            # 64 x 64 x 128 tile mode 2 is faster)
+            ext = next(d for d in dims if d.iv == u_list[0]).static_extent()
+            if ext is not None and ext < 16 * (rows or _default_rows(lanes32)):
+                continue
+        key = (-len(strided), pos)
+        if best is None or key > best[:2]:
+            best = (key[0], key[1], iv, u_list, strided)
+    if best is not None:
+        mode = 1
+        _, _, vec_iv, u_list, gathers = best
+        unrolled = u_list + [vec_iv]
+    else:
+        r_candidates = [
+            iv
+            for iv in red
+            if any(a.unit_last(iv) for a in accesses)
+            and all(a.unit_last(iv) is not False for a in accesses)
+        ]
+        if not r_candidates:
+            return None
+        mode = 2
+        vec_iv = r_candidates[-1]
+        # unroll the (up to two) innermost output loops that loads depend on
+        used = [iv for iv in out_ivs if any(iv in a.deps() for a in accesses)]
+        unrolled = (used or out_ivs)[-2:]
+    kept = [iv for iv in out_ivs if iv not in unrolled]
+    # rectangular: no bound in the band uses a tiled or reduction IV
+    moved = set(unrolled) | set(red) | {vec_iv}
+    for d in dims:
+        if d.bound_values() & moved:
+            return None
+    plan = _Plan(outer, dims, stmt, mode, vec_iv, unrolled, red, kept, lanes, [])
+    plan.factors = _factors(plan, lanes32, rows, vectors)
+    _compute_deps(plan)
+    if mode == 1 and len(unrolled) == 2 and pack != "never":
+        u = unrolled[0]
+        panel = [
+            op
+            for op, a in stmt.loads.items()
+            if vec_iv in a.deps() and u not in a.deps()
+        ]
+        if gathers or pack == "always" or _pack_pays(plan, panel):
+            plan.packed = panel
+        if plan.factors[0] > 1:
+            inner = red[-1]
+            rows_packed = [
+                op
+                for op, a in stmt.loads.items()
+                if u in a.deps()
+                and vec_iv not in a.deps()
+                and (pack == "always" or (inner in a.deps() and not a.unit_last(inner)))
+            ]
+            if pack == "always" or _rows_pay(plan):
+                plan.row_packed = rows_packed
+    plan.gathers = gathers
+    return plan
+
+
+def _gatherable(a: _Access, iv: SSAValue) -> bool:
+    """`iv` appears linearly in exactly one subscript of `a`, not the last."""
+    ks = [k for k in range(len(a.coeffs)) if iv in a.uses(k)]
+    return (
+        len(ks) == 1
+        and ks[0] != len(a.coeffs) - 1
+        and iv in a.coeffs[ks[0]]
+        and iv not in a.nonlinear[ks[0]]
+    )
+
+
+def _rows_pay(plan: _Plan) -> bool:
+    """Whether copying strided rows pays: each copy serves at least 4 column
+    strips (a static column extent of at least 4 * NV * VL, or an unknown one;
+    measured: in a 64 x 64 tile the copy costs more than it saves)."""
+    ext = plan.dim(plan.vec_iv).static_extent()
+    return ext is None or ext >= 4 * plan.factors[1] * plan.lanes
+
+
+def _pack_pays(plan: _Plan, panel: list[Operation]) -> bool:
+    """Whether copying the panel pays: its rows are far apart in memory (at
+    least 1 KiB: cache-set conflicts) and each copy serves at least 8 row
+    strips (a static row extent of at least 8 * MR, or an unknown one)."""
+    if not panel:
+        return False
+    u = plan.unrolled[0]
+    ext = plan.dim(u).static_extent()
+    if ext is not None and ext < 8 * plan.factors[0]:
+        return False
+    for op in panel:
+        t = op.operands[0].type
+        assert isinstance(t, MemRefType)
+        shape = t.get_shape()
+        elem = t.get_element_type()
+        size = elem.bitwidth // 8 if isinstance(elem, AnyFloat | IntegerType) else 4
+        if len(shape) < 2 or (shape[-1] >= 0 and shape[-1] * size < 1024):
+            return False
+    return True
+
+
+def _default_rows(lanes32: int) -> int:
+    """MR for mode 1: 8 x 2 accumulators of 32 zmm, 6 x 2 of 16 ymm, 4 x 2."""
+    return 8 if lanes32 >= 16 else 6 if lanes32 >= 8 else 4
+
+
+def _factors(plan: _Plan, lanes32: int, rows: int, vectors: int) -> list[int]:
+    """Unroll factors of `plan.unrolled` (mode 1: [MR, NV] or [NV])."""
+    big = lanes32 >= 16
+    if plan.mode == 1:
+        mr = rows or _default_rows(lanes32)
+        nv = vectors or 2
+        if not vectors:
+            ext = plan.dim(plan.vec_iv).static_extent()
+            if ext is not None:
+                nv = max(1, min(nv, ext // plan.lanes))
+        if len(plan.unrolled) == 1:
+            return [nv]
+        if not rows:
+            ext = plan.dim(plan.unrolled[0]).static_extent()
+            if ext is not None:
+                mr = max(1, min(mr, ext))
+        return [mr, nv]
+    if len(plan.unrolled) == 2:
+        defaults = [rows or (4 if big else 3), vectors or (4 if big else 3)]
+    else:
+        defaults = [rows or (8 if big else 6)][: len(plan.unrolled)]
+    out = []
+    for iv, f in zip(plan.unrolled, defaults):
+        ext = plan.dim(iv).static_extent()
+        out.append(max(1, min(f, ext)) if ext is not None else f)
+    return out
+
+
+def _compute_deps(plan: _Plan) -> None:
+    """Band IVs each value of e depends on (loads: their subscripts)."""
+    stmt = plan.stmt
+
+    def deps(v: SSAValue) -> set[SSAValue]:
+        if v in plan.deps:
+            return plan.deps[v]
+        owner = v.owner
+        out: set[SSAValue] = set()
+        if isinstance(owner, Operation) and owner in stmt.inner:
+            if owner in stmt.loads:
+                out = stmt.loads[owner].deps()
+            elif not isinstance(owner, arith.ConstantOp):
+                for operand in owner.operands:
+                    out = out | deps(operand)
+        plan.deps[v] = out
+        return out
+
+    deps(stmt.expr)
+    if stmt.fma is not None:
+        deps(stmt.fma[0])
+        deps(stmt.fma[1])
+
+
+# --------------------------------------------------------------------------
+# Emission
+# --------------------------------------------------------------------------
+
+
+class _Emitter:
+    """Appends ops to a block."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def op(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def val(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def apply(self, amap: AffineMap, operands: Sequence[_Val]) -> _Val:
+        """The single result of `amap` on `operands`, with constant operands
+        folded in (an int when the result is constant)."""
+        (expr,) = amap.results
+        n = amap.num_dims
+        values: list[SSAValue] = []
+        dims: list[AffineExpr] = []
+        syms: list[AffineExpr] = []
+        for i, v in enumerate(operands):
+            if isinstance(v, int):
+                e = AffineExpr.constant(v)
+            else:
+                # every SSA operand becomes a symbol (its position among `values`)
+                if v not in values:
+                    values.append(v)
+                e = AffineExpr.symbol(values.index(v))
+            (dims if i < n else syms).append(e)
+        expr = expr.replace_dims_and_symbols(dims, syms)
+        if isinstance(expr, AffineConstantExpr):
+            return expr.value
+        if isinstance(expr, AffineSymExpr):
+            return values[expr.position]
+        # drop the operands the expression does not use
+        lin, nonlin = _linear(expr, 0)
+        used = sorted(set(lin) | nonlin)
+        renumber = [
+            AffineExpr.symbol(used.index(i)) if i in used else AffineExpr.constant(0)
+            for i in range(len(values))
+        ]
+        expr = expr.replace_dims_and_symbols([], renumber)
+        values = [values[i] for i in used]
+        return self.val(
+            xaffine.ApplyOp(values, AffineMapAttr(AffineMap(0, len(values), (expr,))))
+        )
+
+    def index(self, v: _Val) -> SSAValue:
+        """`v` as an SSA value (an `arith.constant` for an int)."""
+        if isinstance(v, SSAValue):
+            return v
+        return self.val(arith.ConstantOp(IntegerAttr(v, IndexType())))
+
+    def sym(self, expr: Callable[..., AffineExpr], *values: _Val) -> _Val:
+        """`expr(s0, s1, ...)` applied to `values` as symbols."""
+        syms = [AffineExpr.symbol(i) for i in range(len(values))]
+        return self.apply(AffineMap(0, len(values), (expr(*syms),)), values)
+
+    def max(self, a: _Val, b: _Val) -> _Val:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.val(arith.MaxSIOp(self.index(a), self.index(b)))
+
+    def min(self, a: _Val, b: _Val) -> _Val:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.val(arith.MinSIOp(self.index(a), self.index(b)))
+
+    def bound(self, b: _Bound, remap: dict[SSAValue, SSAValue], is_max: bool) -> _Val:
+        amap, operands = b
+        ops: list[_Val] = [remap.get(v, v) for v in operands]
+        values = [
+            self.apply(AffineMap(amap.num_dims, amap.num_symbols, (r,)), ops)
+            for r in amap.results
+        ]
+        out = values[0]
+        for v in values[1:]:
+            out = self.max(out, v) if is_max else self.min(out, v)
+        return out
+
+    def constant(self, value: int | float, t: Attribute) -> SSAValue:
+        if isinstance(t, VectorType):
+            n = t.get_shape()[0]
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value] * n)
+            return self.val(arith.ConstantOp(attr, t))
+        if isinstance(t, AnyFloat):
+            return self.val(arith.ConstantOp.from_float_and_width(float(value), t))
+        return self.val(arith.ConstantOp(IntegerAttr(int(value), t), t))
+
+
+def _loop(
+    em: _Emitter,
+    lb: _Val,
+    ub: _Val,
+    step: int,
+    parallel: bool,
+    name: str | None,
+) -> tuple[Block, SSAValue]:
+    """An empty 1-D loop `lb to ub step step`; returns its body and IV."""
+    block = Block(arg_types=[IndexType()])
+    iv = block.args[0]
+    iv.name_hint = name
+    block.add_op(xaffine.YieldOp.get())
+    operands = [v for v in (lb, ub) if isinstance(v, SSAValue)]
+    lb_map, ub_map = _bound_map(lb), _bound_map(ub)
+    if parallel:
+        em.op(
+            parallel_op(
+                operands, lb_map.data, [1], ub_map.data, [1], [step], Region(block)
+            )
+        )
+    else:
+        em.op(
+            xaffine.ForOp.from_region(
+                [lb] if isinstance(lb, SSAValue) else [],
+                [ub] if isinstance(ub, SSAValue) else [],
+                [],
+                [],
+                lb_map,
+                ub_map,
+                Region(block),
+                step,
+            )
+        )
+    return block, iv
+
+
+def _bound_map(v: _Val) -> AffineMapAttr:
+    """`()[s0] -> (s0)` for an SSA value, `() -> (c)` for a constant."""
+    if isinstance(v, int):
+        return AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(v),)))
+    return AffineMapAttr(AffineMap(0, 1, (AffineExpr.symbol(0),)))
+
+
+def _body_emitter(block: Block) -> _Emitter:
+    """An emitter inserting before the block's terminator."""
+
+    class _Before(_Emitter):
+        def op(self, op: Operation) -> Operation:
+            last = self.block.last_op
+            assert last is not None
+            self.block.insert_op_before(op, last)
+            return op
+
+        def val(self, op: Operation) -> SSAValue:
+            self.op(op)
+            return op.results[0]
+
+    return _Before(block)
+
+
+@dataclass
+class _Variant:
+    """One strip of a tiled dimension: `count` points `stride` apart."""
+
+    count: int
+    stride: int
+    masked: bool = False
+
+    @property
+    def step(self) -> int:
+        return self.count * self.stride
+
+
+@dataclass
+class _Strip:
+    iv: SSAValue
+    parallel: bool
+    variants: list[_Variant]
+    ranges: list[tuple[_Val, _Val]] = field(default_factory=list)
+    ub: _Val = 0
+
+
+def _empty(lo: _Val, hi: _Val) -> bool:
+    """Whether the range [lo, hi) is known to be empty."""
+    return lo == hi or (isinstance(lo, int) and isinstance(hi, int) and lo >= hi)
+
+
+class _Rewriter:
+    def __init__(self, plan: _Plan):
+        self.plan = plan
+        self.stmt = plan.stmt
+        self.remap: dict[SSAValue, SSAValue] = {}
+        self.elem = self.stmt.store.value.type
+        self.vt = VectorType(self.elem, [plan.lanes])
+        self.strips: list[_Strip] = []
+        self.red_range: tuple[_Val, _Val, _Val] | None = None
+        self.red_bounds: dict[SSAValue, tuple[_Val, _Val]] = {}
+        """Packing: (lower bound, extent) of each reduction loop."""
+        self.row_buffers: dict[Operation, SSAValue] = {}
+        self.row_base: _Val = 0
+
+    # -- driver --------------------------------------------------------------
+
+    def run(self) -> None:
+        plan = self.plan
+        outer = plan.outer
+        parent = outer.parent_block()
+        assert parent is not None
+        top = Block()
+        em = _Emitter(top)
+        # kept output loops, in their original order
+        for iv in plan.kept:
+            d = plan.dim(iv)
+            lb = em.bound(d.lb, self.remap, True)
+            ub = em.bound(d.ub, self.remap, False)
+            block, new_iv = _loop(em, lb, ub, 1, d.parallel, iv.name_hint)
+            self.remap[iv] = new_iv
+            em = _body_emitter(block)
+        self.strips = self._strips(em)
+        rows = self._pack_rows(em) if plan.row_packed else []
+        self._emit_strips(em, self.strips, 0, {}, {})
+        for buf in rows:
+            em.op(memref.DeallocOp.get(buf))
+        ops = list(top.ops)
+        for op in ops:
+            op.detach()
+        parent.insert_ops_before(ops, outer)
+        outer.detach()
+        outer.erase()
+
+    def _strips(self, em: _Emitter) -> list[_Strip]:
+        plan = self.plan
+        lanes = plan.lanes
+        strips: list[_Strip] = []
+        for iv, f in zip(plan.unrolled, plan.factors):
+            d = plan.dim(iv)
+            if plan.mode == 1 and iv == plan.vec_iv:
+                variants = [_Variant(f, lanes)]
+                if f > 1:
+                    variants.append(_Variant(1, lanes))
+                variants.append(_Variant(1, lanes, masked=True))
+            else:
+                variants = [_Variant(f, 1)] + ([_Variant(1, 1)] if f > 1 else [])
+            strips.append(_Strip(iv, d.parallel, variants))
+        if plan.packed:
+            # column strips outside: one panel copy serves every row strip
+            strips.reverse()
+        if plan.packed or plan.row_packed:
+            for iv in plan.red:
+                d = plan.dim(iv)
+                lb = em.bound(d.lb, self.remap, True)
+                ub = em.max(em.bound(d.ub, self.remap, False), lb)
+                self.red_bounds[iv] = (lb, em.sym(lambda s0, s1: s1 - s0, lb, ub))
+        bounded: list[tuple[SSAValue, _Strip | None]] = [(s.iv, s) for s in strips]
+        if plan.mode == 2:
+            bounded.append((plan.vec_iv, None))
+        for iv, s in bounded:
+            d = plan.dim(iv)
+            lb = em.bound(d.lb, self.remap, True)
+            ub = em.max(em.bound(d.ub, self.remap, False), lb)
+            if s is None:
+                ext = d.static_extent()
+                if ext is None:
+                    end = self._strip_end(em, lb, ub, lanes)
+                else:
+                    end = em.sym(lambda s0, n=ext // lanes * lanes: s0 + n, lb)
+                self.red_range = (lb, end, ub if ext is None or ext % lanes else end)
+                continue
+            s.ub = ub
+            start = lb
+            left = d.static_extent()  # iterations left, when known
+            for var in s.variants:
+                if var.masked or (var is s.variants[-1] and var.step == 1):
+                    s.ranges.append((start, start if left == 0 else ub))
+                    break
+                if left is None:
+                    end = self._strip_end(em, start, ub, var.step)
+                else:
+                    size = left // var.step * var.step
+                    end = start if size == 0 else em.sym(lambda s0: s0 + size, start)
+                    left -= size
+                s.ranges.append((start, end))
+                start = end
+        return strips
+
+    @staticmethod
+    def _strip_end(em: _Emitter, lb: _Val, ub: _Val, step: int) -> _Val:
+        """`lb` + the largest multiple of `step` not above `ub - lb`."""
+        return em.sym(lambda s0, s1: s0 + ((s1 - s0) // step) * step, lb, ub)
+
+    def _emit_strips(
+        self,
+        em: _Emitter,
+        strips: list[_Strip],
+        k: int,
+        env: dict[SSAValue, tuple[SSAValue, _Variant]],
+        packed: dict[Operation, SSAValue],
+    ) -> None:
+        if k == len(strips):
+            _Kernel(self, em, env, packed).emit()
+            return
+        s = strips[k]
+        for var, (lo, hi) in zip(s.variants, s.ranges):
+            if _empty(lo, hi):
+                continue
+            block, iv = _loop(em, lo, hi, var.step, s.parallel, s.iv.name_hint)
+            inner = _body_emitter(block)
+            inner_env = {**env, s.iv: (iv, var)}
+            buffers = dict(packed)
+            if self.plan.packed and s.iv == self.plan.vec_iv:
+                buffers.update(self._pack(inner, iv, var, s.ub))
+            self._emit_strips(inner, strips, k + 1, inner_env, buffers)
+            for buf in buffers.values():
+                if buf not in packed.values():
+                    inner.op(memref.DeallocOp.get(buf))
+
+    def _pack(
+        self, em: _Emitter, v0: SSAValue, var: _Variant, ub: _Val
+    ) -> dict[Operation, SSAValue]:
+        """Copy the panel loads of one column strip into contiguous buffers
+        `buf[r_1 - lb_1, ..., r_n - lb_n, 0 .. count * VL)`."""
+        plan = self.plan
+        lanes = plan.lanes
+        width = var.count * lanes
+        mask = None
+        zeros: dict[Attribute, SSAValue] = {}
+        copies = [op for op in plan.packed if op not in plan.gathers]
+        if var.masked and copies:
+            n = em.index(em.sym(lambda s0, s1: s1 - s0, v0, ub))
+            mask = em.val(vector.CreateMaskOp([n], VectorType(IntegerType(1), [lanes])))
+            for op in plan.packed:
+                if op in plan.gathers:
+                    continue
+                t = VectorType(op.results[0].type, [lanes])
+                if t not in zeros:
+                    zeros[t] = em.constant(0, t)
+        extents = [self.red_bounds[iv][1] for iv in plan.red]
+        buffers: dict[Operation, SSAValue] = {}
+        for op in plan.packed:
+            elem = op.results[0].type
+            shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in extents] + [
+                width
+            ]
+            dyn = [e for e in extents if isinstance(e, SSAValue)]
+            t = MemRefType(elem, shape)
+            buffers[op] = em.val(memref.AllocOp(dyn, [], t))
+        cols = [
+            em.index(em.sym(lambda s0, o=j * lanes: s0 + o, v0))
+            for j in range(var.count)
+        ]
+        for op in plan.gathers:
+            count = em.min(width, em.sym(lambda s0, s1: s1 - s0, v0, ub))
+            self._gather(em, op, buffers[op], v0, count)
+        if not copies:
+            return buffers
+        # the copy loops: the reduction loops (original bounds), then the vectors
+        loop_em = em
+        ivs: list[SSAValue] = []
+        for iv in plan.red:
+            lb = self.red_bounds[iv][0]
+            ub_r = em.sym(lambda s0, s1: s0 + s1, lb, self.red_bounds[iv][1])
+            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
+            loop_em = _body_emitter(block)
+            ivs.append(new_iv)
+        remap = dict(zip(plan.red, ivs))
+        rel = [
+            loop_em.index(
+                loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])
+            )
+            for iv, i in zip(plan.red, ivs)
+        ]
+        for op in copies:
+            buf = buffers[op]
+            access = self.stmt.loads[op]
+            t = VectorType(op.results[0].type, [lanes])
+            for j in range(var.count):
+                col = cols[j]
+                operands: list[SSAValue] = [
+                    col if x == plan.vec_iv else remap.get(x, self.remap.get(x, x))
+                    for x in access.operands
+                ]
+                amap = access.map
+                indices = [
+                    loop_em.index(
+                        loop_em.apply(
+                            AffineMap(amap.num_dims, amap.num_symbols, (r,)), operands
+                        )
+                    )
+                    for r in amap.results
+                ]
+                if mask is not None:
+                    x = loop_em.val(
+                        vector.MaskedLoadOp(access.memref, indices, mask, zeros[t], t)
+                    )
+                else:
+                    x = loop_em.val(vector.LoadOp(access.memref, indices, t))
+                at = [*rel, loop_em.index(j * lanes)]
+                loop_em.op(vector.StoreOp(x, buf, at))
+        return buffers
+
+    def _pack_rows(self, em: _Emitter) -> list[SSAValue]:
+        """Copy the row-packed loads of every full row strip, in parallel over
+        the strips: `buf[s, r - lb, i] = op(u = lb_u + s * MR + i, r)`."""
+        plan = self.plan
+        u = plan.unrolled[0]
+        mr = plan.factors[0]
+        strip = next(st for st in self.strips if st.iv == u)
+        lb_u, u_end = strip.ranges[0]
+        self.row_base = lb_u
+        count = em.sym(lambda s0, s1: (s1 - s0) // mr, lb_u, u_end)
+        extents = [self.red_bounds[iv][1] for iv in plan.red]
+        dims = [count, *extents]
+        shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in dims] + [mr]
+        dyn = [e for e in dims if isinstance(e, SSAValue)]
+        for op in plan.row_packed:
+            t = MemRefType(op.results[0].type, shape)
+            self.row_buffers[op] = em.val(memref.AllocOp(dyn, [], t))
+        block, s_iv = _loop(em, 0, count, 1, strip.parallel, "strip")
+        loop_em = _body_emitter(block)
+        u0 = loop_em.index(loop_em.sym(lambda s0, s1: s0 + s1 * mr, lb_u, s_iv))
+        rows = [
+            loop_em.index(loop_em.sym(lambda s0, o=i: s0 + o, u0)) for i in range(mr)
+        ]
+        ivs: list[SSAValue] = []
+        for iv in plan.red:
+            lb, ext = self.red_bounds[iv]
+            ub_r = loop_em.sym(lambda s0, s1: s0 + s1, lb, ext)
+            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
+            loop_em = _body_emitter(block)
+            ivs.append(new_iv)
+        remap = dict(zip(plan.red, ivs))
+        rel = [
+            loop_em.index(
+                loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])
+            )
+            for iv, i in zip(plan.red, ivs)
+        ]
+        for op, buf in self.row_buffers.items():
+            access = self.stmt.loads[op]
+            for i in range(mr):
+                operands = [
+                    rows[i] if x == u else remap.get(x, self.remap.get(x, x))
+                    for x in access.operands
+                ]
+                x = loop_em.val(
+                    LoadOp(
+                        access.memref,
+                        operands,
+                        AffineMapAttr(access.map),
+                        op.results[0].type,
+                    )
+                )
+                loop_em.op(StoreOp(x, buf, [s_iv, *rel, loop_em.index(i)]))
+        return list(self.row_buffers.values())
+
+    def _gather(
+        self, em: _Emitter, op: Operation, buf: SSAValue, v0: SSAValue, count: _Val
+    ) -> None:
+        """Copy `op`'s elements for columns `v0 .. v0 + count` one by one:
+        `buf[r - lb, l] = op(v = v0 + l, r)`, the lanes outermost (each lane
+        reads a contiguous run of the source when `r` is its last subscript)."""
+        plan = self.plan
+        access = self.stmt.loads[op]
+        block, lane = _loop(em, 0, count, 1, False, "lane")
+        loop_em = _body_emitter(block)
+        col = loop_em.index(loop_em.sym(lambda s0, s1: s0 + s1, v0, lane))
+        ivs: list[SSAValue] = []
+        for iv in plan.red:
+            lb, ext = self.red_bounds[iv]
+            ub_r = loop_em.sym(lambda s0, s1: s0 + s1, lb, ext)
+            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
+            loop_em = _body_emitter(block)
+            ivs.append(new_iv)
+        remap = dict(zip(plan.red, ivs))
+        operands = [
+            col if x == plan.vec_iv else remap.get(x, self.remap.get(x, x))
+            for x in access.operands
+        ]
+        x = loop_em.val(
+            LoadOp(
+                access.memref, operands, AffineMapAttr(access.map), op.results[0].type
+            )
+        )
+        rel = [
+            loop_em.index(
+                loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])
+            )
+            for iv, i in zip(plan.red, ivs)
+        ]
+        loop_em.op(StoreOp(x, buf, [*rel, lane]))
+
+
+class _Kernel:
+    """One register tile: accumulators, the reduction loops, the stores."""
+
+    def __init__(
+        self,
+        rw: _Rewriter,
+        em: _Emitter,
+        env: dict[SSAValue, tuple[SSAValue, _Variant]],
+        packed: dict[Operation, SSAValue],
+    ):
+        self.rw = rw
+        self.packed = packed
+        self.plan = rw.plan
+        self.stmt = rw.stmt
+        self.em = em
+        self.env = env
+        self.dims = list(self.plan.unrolled)
+        self.counts = [env[iv][1].count for iv in self.dims]
+        self.points = list(itertools.product(*(range(c) for c in self.counts)))
+        self.offsets: dict[tuple[SSAValue, int], SSAValue] = {}
+        self.mask: SSAValue | None = None
+        self.zeros: dict[Attribute, SSAValue] = {}
+        mode1 = self.plan.mode == 1
+        vvar = env[self.plan.vec_iv][1] if mode1 else None
+        if vvar is not None and vvar.masked:
+            base = env[self.plan.vec_iv][0]
+            n = em.index(em.sym(lambda s0, s1: s1 - s0, base, self._strip_ub()))
+            self.mask = em.val(
+                vector.CreateMaskOp([n], VectorType(IntegerType(1), [self.plan.lanes]))
+            )
+        # row-packed loads: only the full row strips have their copy
+        self.full_rows = False
+        self.strip_index: SSAValue | None = None
+        if self.rw.row_buffers:
+            u = self.plan.unrolled[0]
+            base, var = env[u]
+            if var.count == self.plan.factors[0]:
+                mr = var.count
+                self.full_rows = True
+                self.strip_index = em.index(
+                    em.sym(lambda s0, s1: (s0 - s1) // mr, base, self.rw.row_base)
+                )
+        # offsets of the unrolled IVs, hoisted out of the reduction loops
+        for iv, c in zip(self.dims, self.counts):
+            base, var = env[iv]
+            for i in range(c):
+                off = i * var.stride
+                self.offsets[(iv, i)] = em.index(em.sym(lambda s0, o=off: s0 + o, base))
+
+    def _strip_ub(self) -> _Val:
+        return next(s.ub for s in self.rw.strips if s.iv == self.plan.vec_iv)
+
+    # -- values --------------------------------------------------------------
+
+    def iv_value(
+        self, v: SSAValue, p: tuple[int, ...], red_iv: SSAValue | None
+    ) -> SSAValue:
+        if v in self.env:
+            return self.offsets[(v, p[self.dims.index(v)])]
+        if red_iv is not None and v == self.plan.vec_iv:
+            return red_iv
+        return self.rw.remap.get(v, v)
+
+    def emit(self) -> None:
+        plan, stmt, em = self.plan, self.stmt, self.em
+        target = stmt.target
+        mode1 = plan.mode == 1
+        # accumulators
+        accs: list[SSAValue] = []
+        for p in self.points:
+            operands = [self.iv_value(v, p, None) for v in target.operands]
+            if mode1:
+                accs.append(self.vector_load(em, target, operands, self.rw.vt))
+            else:
+                accs.append(
+                    em.val(LoadOp(target.memref, operands, AffineMapAttr(target.map)))
+                )
+        if not mode1:
+            kind, ident = self._reduction_kind()
+            init = em.constant(ident, self.rw.vt)
+            accs = accs + [init] * len(self.points)
+        red = [iv for iv in plan.red if not (plan.mode == 2 and iv == plan.vec_iv)]
+        results = self.reduction_nest(em, red, accs)
+        n = len(self.points)
+        if not mode1:
+            scalars, vecs = results[:n], results[n:]
+            kind, _ = self._reduction_kind()
+            results = [
+                em.val(
+                    vector.ReductionOp.build(
+                        operands=[v, [s]],
+                        result_types=[self.rw.elem],
+                        properties={
+                            "kind": vector.CombiningKindAttr(
+                                vector.CombiningKindFlag(kind)
+                            ),
+                            "fastmath": self._flags(),
+                        },
+                    )
+                )
+                for s, v in zip(scalars, vecs)
+            ]
+        for p, value in zip(self.points, results):
+            operands = [self.iv_value(v, p, None) for v in target.operands]
+            if mode1:
+                self.vector_store(em, value, target, operands)
+            else:
+                em.op(
+                    StoreOp(value, target.memref, operands, AffineMapAttr(target.map))
+                )
+
+    def _flags(self) -> arith.FastMathFlagsAttr:
+        flags = self.stmt.combine.properties.get("fastmath")
+        if isinstance(flags, arith.FastMathFlagsAttr):
+            return flags
+        return arith.FastMathFlagsAttr("none")
+
+    def _reduction_kind(self) -> tuple[str, int | float]:
+        name = self.stmt.combine.name
+        if name in _FLOAT_COMBINES:
+            return _FLOAT_COMBINES[name]
+        kind, ident = _INT_COMBINES[name]
+        elem = self.rw.elem
+        assert isinstance(elem, IntegerType)
+        return kind, ident(elem.width.data)
+
+    def reduction_nest(
+        self, em: _Emitter, red: list[SSAValue], accs: list[SSAValue]
+    ) -> list[SSAValue]:
+        if not red:
+            if self.plan.mode == 1:
+                return _Body(self, em, None, vector=True).update(accs)
+            return self.split_reduction(em, accs)
+        iv = red[0]
+        d = self.plan.dim(iv)
+        block = Block(arg_types=[IndexType(), *(a.type for a in accs)])
+        new_iv = block.args[0]
+        new_iv.name_hint = iv.name_hint
+        self.rw.remap[iv] = new_iv
+        inner = _Emitter(block)
+        results = self.reduction_nest(inner, red[1:], list(block.args[1:]))
+        block.add_op(xaffine.YieldOp.get(*results))
+        remap = self.rw.remap
+        loop = xaffine.ForOp.from_region(
+            [remap.get(v, v) for v in d.lb[1]],
+            [remap.get(v, v) for v in d.ub[1]],
+            accs,
+            [a.type for a in accs],
+            AffineMapAttr(d.lb[0]),
+            AffineMapAttr(d.ub[0]),
+            Region(block),
+            1,
+        )
+        em.op(loop)
+        return list(loop.results)
+
+    def split_reduction(self, em: _Emitter, accs: list[SSAValue]) -> list[SSAValue]:
+        """Mode 2: the vector loop along r (step VL), then its scalar remainder."""
+        n = len(self.points)
+        scalars, vecs = accs[:n], accs[n:]
+        assert self.rw.red_range is not None
+        lb, end, ub = self.rw.red_range
+        lanes = self.plan.lanes
+        name = self.plan.vec_iv.name_hint
+        out: list[list[SSAValue]] = []
+        for lo, hi, step, vec in ((lb, end, lanes, True), (end, ub, 1, False)):
+            init = vecs if vec else scalars
+            if _empty(lo, hi):
+                out.append(init)
+                continue
+            block = Block(arg_types=[IndexType(), *(a.type for a in init)])
+            iv = block.args[0]
+            iv.name_hint = name
+            results = _Body(self, _Emitter(block), iv, vector=vec).update(
+                list(block.args[1:])
+            )
+            block.add_op(xaffine.YieldOp.get(*results))
+            loop = xaffine.ForOp.from_region(
+                [lo] if isinstance(lo, SSAValue) else [],
+                [hi] if isinstance(hi, SSAValue) else [],
+                init,
+                [a.type for a in init],
+                _bound_map(lo),
+                _bound_map(hi),
+                Region(block),
+                step,
+            )
+            em.op(loop)
+            out.append(list(loop.results))
+        return out[1] + out[0]
+
+    # -- memory ------------------------------------------------------------
+
+    def _indices(
+        self, em: _Emitter, access: _Access, operands: Sequence[SSAValue]
+    ) -> list[SSAValue]:
+        amap = access.map
+        return [
+            em.index(
+                em.apply(AffineMap(amap.num_dims, amap.num_symbols, (r,)), operands)
+            )
+            for r in amap.results
+        ]
+
+    def zero(self, em: _Emitter, t: Attribute) -> SSAValue:
+        if t not in self.zeros:
+            self.zeros[t] = self.em.constant(0, t)
+        return self.zeros[t]
+
+    def vector_load(
+        self,
+        em: _Emitter,
+        access: _Access,
+        operands: Sequence[SSAValue],
+        t: VectorType[Attribute],
+    ) -> SSAValue:
+        indices = self._indices(em, access, operands)
+        if self.mask is not None:
+            return em.val(
+                vector.MaskedLoadOp(
+                    access.memref, indices, self.mask, self.zero(em, t), t
+                )
+            )
+        return em.val(vector.LoadOp(access.memref, indices, t))
+
+    def vector_store(
+        self,
+        em: _Emitter,
+        value: SSAValue,
+        access: _Access,
+        operands: Sequence[SSAValue],
+    ) -> None:
+        indices = self._indices(em, access, operands)
+        if self.mask is not None:
+            em.op(vector.MaskedStoreOp(access.memref, indices, self.mask, value))
+        else:
+            em.op(vector.StoreOp(value, access.memref, indices))
+
+
+class _Body:
+    """The innermost reduction body of a kernel: e at every point, ⊕."""
+
+    def __init__(
+        self, kernel: _Kernel, em: _Emitter, red_iv: SSAValue | None, vector: bool
+    ):
+        self.k = kernel
+        self.em = em
+        self.red_iv = red_iv
+        self.vector = vector
+        self.cache: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.bcast: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.rel: list[SSAValue] | None = None
+        """Packed buffers: the reduction IVs relative to their lower bounds."""
+
+    def key(self, v: SSAValue, p: tuple[int, ...]) -> tuple[SSAValue, tuple[int, ...]]:
+        deps = self.k.plan.deps.get(v, set())
+        return v, tuple(o for o, d in zip(p, self.k.dims) if d in deps)
+
+    def is_vec(self, v: SSAValue) -> bool:
+        return self.vector and self.k.plan.vec_iv in self.k.plan.deps.get(v, set())
+
+    def value(self, v: SSAValue, p: tuple[int, ...]) -> SSAValue:
+        """`v` at point `p`: a vector if it depends on the vector IV."""
+        key = self.key(v, p)
+        if key in self.cache:
+            return self.cache[key]
+        k, em = self.k, self.em
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner not in k.stmt.inner:
+            return v
+        if owner in k.rw.row_buffers and k.full_rows:
+            buf = k.rw.row_buffers[owner]
+            if self.rel is None:
+                self.rel = [
+                    em.index(em.sym(lambda s0, s1: s0 - s1, k.rw.remap[iv], lb))
+                    for iv, (lb, _) in k.rw.red_bounds.items()
+                ]
+            i = p[0]
+            at = [k.strip_index, *self.rel, em.index(i)]
+            out = em.val(LoadOp(buf, at, None, v.type))
+        elif owner in k.packed:
+            buf = k.packed[owner]
+            if self.rel is None:
+                self.rel = [
+                    em.index(em.sym(lambda s0, s1: s0 - s1, k.rw.remap[iv], lb))
+                    for iv, (lb, _) in k.rw.red_bounds.items()
+                ]
+            rel = self.rel
+            j = p[k.dims.index(k.plan.vec_iv)]
+            at = [*rel, em.index(j * k.plan.lanes)]
+            out = em.val(vector.LoadOp(buf, at, VectorType(v.type, [k.plan.lanes])))
+        elif owner in k.stmt.loads:
+            access = k.stmt.loads[owner]
+            operands = [k.iv_value(x, p, self.red_iv) for x in access.operands]
+            if self.is_vec(v):
+                t = VectorType(v.type, [k.plan.lanes])
+                out = k.vector_load(em, access, operands, t)
+            else:
+                out = em.val(
+                    LoadOp(access.memref, operands, AffineMapAttr(access.map), v.type)
+                )
+        elif isinstance(owner, arith.ConstantOp):
+            out = em.val(owner.clone())
+        else:
+            vec = self.is_vec(v)
+            operands = [
+                self.vec_value(x, p) if vec else self.value(x, p)
+                for x in owner.operands
+            ]
+            t = VectorType(v.type, [k.plan.lanes]) if vec else v.type
+            new = type(owner).create(
+                operands=operands,
+                result_types=[t],
+                properties=dict(owner.properties),
+                attributes=dict(owner.attributes),
+            )
+            out = em.val(new)
+        self.cache[key] = out
+        return out
+
+    def vec_value(self, v: SSAValue, p: tuple[int, ...]) -> SSAValue:
+        """`v` at point `p` as a vector (broadcast if scalar)."""
+        x = self.value(v, p)
+        if isinstance(x.type, VectorType):
+            return x
+        key = self.key(v, p)
+        if key not in self.bcast:
+            t = VectorType(x.type, [self.k.plan.lanes])
+            self.bcast[key] = self.em.val(vector.BroadcastOp(x, t))
+        return self.bcast[key]
+
+    def update(self, accs: list[SSAValue]) -> list[SSAValue]:
+        k, em = self.k, self.em
+        stmt = k.stmt
+        out: list[SSAValue] = []
+        get = self.vec_value if self.vector else self.value
+        for p, acc in zip(k.points, accs):
+            if stmt.fma is not None:
+                x, y = (get(v, p) for v in stmt.fma)
+                new = xmath.FmaOp.build(
+                    operands=[x, y, acc],
+                    result_types=[acc.type],
+                    properties={"fastmath": k._flags()},
+                )
+            else:
+                e = get(stmt.expr, p)
+                operands = [acc, e] if stmt.acc_index == 0 else [e, acc]
+                new = type(stmt.combine).create(
+                    operands=operands,
+                    result_types=[acc.type],
+                    properties=dict(stmt.combine.properties),
+                    attributes=dict(stmt.combine.attributes),
+                )
+            out.append(em.val(new))
+        return out
+
+
+# --------------------------------------------------------------------------
+# The pass
+# --------------------------------------------------------------------------
+
+
+def register_tile(
+    module: ModuleOp,
+    vector_width: int = 0,
+    rows: int = 0,
+    vectors: int = 0,
+    pack: str = "auto",
+) -> int:
+    """Apply the rewrite to every matching nest of `module`; the count rewritten."""
+    if pack not in ("auto", "always", "never"):
+        raise TCError(
+            f"register-tile: pack must be auto, always or never, not '{pack}'"
+        )
+    if vector_width < 0 or rows < 0 or vectors < 0:
+        raise TCError(
+            "register-tile: vector-width, rows and vectors must be >= 0 "
+            f"(got {vector_width}, {rows}, {vectors})"
+        )
+    stores = [
+        op
+        for f in module.ops
+        if isinstance(f, func.FuncOp)
+        for op in f.walk()
+        if isinstance(op, xaffine.StoreOp)
+    ]
+    if not stores:
+        return 0
+    lanes32 = vector_width or _host_lanes()
+    count = 0
+    for store in stores:
+        plan = _plan(store, lanes32, rows, vectors, pack)
+        if plan is None:
+            continue
+        _Rewriter(plan).run()
+        count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class RegisterTilePass(ModulePass):
+    """Register tiles of reductions in explicit vector accumulators.
+
+    See the module docstring.
+    """
+
+    name = "register-tile"
+
+    vector_width: int = 0
+    rows: int = 0
+    vectors: int = 0
+    pack: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        register_tile(op, self.vector_width, self.rows, self.vectors, self.pack)
+
+
+__all__ = ["RegisterTilePass", "register_tile"]

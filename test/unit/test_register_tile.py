@@ -1,0 +1,431 @@
+"""`register-tile`: register tiles in vector accumulators, end to end.
+
+Each test lowers a TC definition to the `affine` stage (optionally through
+the isl scheduler), applies the pass (asserting that it rewrote the nests it
+should), compiles through the rest of the pipeline and the CPU backend, runs
+on NumPy inputs and compares with the reference interpreter: odd, unit and
+empty extents (remainder rows, vectors, masked columns), symbolic sizes
+(generic code), 1 and 2 threads, every packing mode, several vector widths.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+import test_reference_catalog as catalog  # test/unit is on pytest's pythonpath
+from xdsl.dialects import vector
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from tcdialect import reference
+from tcdialect.backend.cpu import compile_cpu, host_vector_width
+from tcdialect.diagnostics import TCError
+from tcdialect.frontend import analyze, parse_tc
+from tcdialect.frontend.ir_gen import gen_def
+from tcdialect.pipeline import (
+    format_sizes,
+    make_context,
+    passes_to,
+    run_passes,
+    stage_passes,
+)
+from tcdialect.runtime.cpu import CpuLauncher, signature_of
+from tcdialect.transforms.register_tile import RegisterTilePass, register_tile
+
+Arr = np.ndarray[Any, Any]
+
+MATMUL = (
+    "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+)
+ATB = "def atb(float(K,M) A, float(K,N) B) -> (C) { C(m, n) +=! A(r_k, m) * B(r_k, n) }"
+MLP = "def mlp(float(B,K) X, float(N,K) W) -> (O) { O(b, n) +=! X(b, r_k) * W(n, r_k) }"
+CONV = """def conv(float(N,C,H,W) I, float(K,C,KH,KW) Wt) -> (O) {
+  O(n, k, h, w) +=! I(n, r_c, h + r_kh, w + r_kw) * Wt(k, r_c, r_kh, r_kw)
+}"""
+EINSUM = """def ein(float(A,B,C) X, float(C,D) Y) -> (O) {
+  O(a, b, d) +=! X(a, b, r_c) * Y(r_c, d)
+}"""
+
+
+def affine_module(
+    source: str, sizes: dict[str, int] | None, schedule: Any = None
+) -> tuple[ModuleOp, Any]:
+    """The `affine` (or `scheduled`) module of `source` and its signature."""
+    checked = analyze(source, "<test>").get(None)
+    module = ModuleOp([gen_def(checked)])
+    ctx = make_context()
+    run_passes(ctx, module, passes_to("affine", format_sizes(sizes or {})))
+    fn = next(op for op in module.ops if isinstance(op, FuncOp))
+    signature = signature_of(fn)
+    if schedule is not None:
+        run_passes(ctx, module, stage_passes("scheduled", schedule=schedule))
+    return module, signature
+
+
+def run_tiled(
+    source: str,
+    inputs: Sequence[Arr],
+    *,
+    specialize: bool = True,
+    threads: int = 1,
+    schedule: Any = None,
+    min_rewrites: int = 1,
+    **options: Any,
+) -> None:
+    """Tile, compile, run and compare `source` with the reference."""
+    entry = analyze(source, "<test>").get(None).name
+    checked = analyze(source, "<test>").get(None)
+    arrays, sizes = reference.prepare_inputs(gen_def(checked), list(inputs))
+    want = reference.run(parse_tc(source), entry, arrays)
+    want = want if isinstance(want, tuple) else (want,)
+    module, signature = affine_module(source, sizes if specialize else None, schedule)
+    count = register_tile(module, **options)
+    assert count >= min_rewrites, "the pass did not rewrite the nest"
+    module.verify()
+    ctx = make_context()
+    for stage in ("loops", "llvm"):
+        run_passes(ctx, module, stage_passes(stage))
+    cpu = compile_cpu(module)
+    cpu.set_num_threads(threads)
+    launcher = CpuLauncher(cpu.address(entry), signature, owner=cpu)
+    outs = [
+        np.full_like(w, np.nan) if w.dtype.kind == "f" else np.empty_like(w)
+        for w in want
+    ]
+    launcher(arrays, outs, sizes)
+    red = max(1, max((a.shape[-1] for a in arrays if a.ndim), default=1))
+    tol = 1e-5 * math.sqrt(red) + 2e-6
+    for got, w in zip(outs, want, strict=True):
+        if got.dtype.kind == "f":
+            scale = max(1.0, float(np.max(np.abs(w), initial=0.0)))
+            np.testing.assert_allclose(got, w, rtol=tol, atol=tol * scale)
+        else:
+            np.testing.assert_array_equal(got, w)
+
+
+def rand(rng: np.random.Generator, *shape: int) -> Arr:
+    return rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+
+
+CONFIGS = [
+    pytest.param(
+        dict(vector_width=8, rows=2, vectors=2, pack="always"), id="8x2x2-pack"
+    ),
+    pytest.param(dict(vector_width=16), id="16-auto"),
+    pytest.param(
+        dict(vector_width=4, rows=3, vectors=1, pack="never"), id="4x3x1-nopack"
+    ),
+]
+
+
+# --------------------------------------------------------------------------
+# mode 1: vectors along an output loop
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options", CONFIGS)
+@pytest.mark.parametrize("specialize", [True, False], ids=["static", "symbolic"])
+@pytest.mark.parametrize(
+    "shape", [(10, 32, 40), (7, 5, 3), (33, 17, 61), (1, 1, 1), (0, 3, 4), (5, 0, 9)]
+)
+def test_matmul(shape: tuple[int, int, int], specialize: bool, options: Any) -> None:
+    m, k, n = shape
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    run_tiled(
+        MATMUL,
+        [rand(rng, m, k), rand(rng, k, n)],
+        specialize=specialize,
+        threads=2,
+        **options,
+    )
+
+
+@pytest.mark.parametrize("options", CONFIGS)
+@pytest.mark.parametrize("shape", [(19, 23, 37), (8, 16, 32)])
+def test_transposed_operand_rows_are_packed(
+    shape: tuple[int, ...], options: Any
+) -> None:
+    m, k, n = shape
+    rng = np.random.default_rng(1)
+    for specialize in (True, False):
+        run_tiled(
+            ATB, [rand(rng, k, m), rand(rng, k, n)], specialize=specialize, **options
+        )
+
+
+def test_row_and_panel_packing_are_chosen_for_strided_operands() -> None:
+    module, _ = affine_module(ATB, {"M": 64, "K": 64, "N": 1024})
+    assert register_tile(module, vector_width=8) == 1
+    text = str(module)
+    assert text.count("memref.alloc") == 2  # the A rows and the B panel
+    assert text.count("memref.dealloc") == 2
+    module, _ = affine_module(MATMUL, {"M": 64, "K": 64, "N": 1024})
+    assert register_tile(module, vector_width=8) == 1
+    assert str(module).count("memref.alloc") == 1  # A rows are contiguous in k
+    module, _ = affine_module(MATMUL, {"M": 64, "K": 64, "N": 64})
+    assert register_tile(module, vector_width=8) == 1
+    assert "memref.alloc" not in str(module)  # 256-byte rows: no conflicts
+
+
+@pytest.mark.parametrize("specialize", [True, False], ids=["static", "symbolic"])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 11, 3, 3), (1, 4, 8, 19, 1, 2)])
+def test_conv2d(shape: tuple[int, ...], specialize: bool) -> None:
+    n, c, k, hw, kh, kw = shape
+    rng = np.random.default_rng(2)
+    image = rand(rng, n, c, hw + kh - 1, hw + kw - 1)
+    weights = rand(rng, k, c, kh, kw)
+    run_tiled(CONV, [image, weights], specialize=specialize, vector_width=8, rows=3)
+
+
+def test_einsum_keeps_the_outer_output_loop() -> None:
+    rng = np.random.default_rng(3)
+    x, y = rand(rng, 3, 5, 7), rand(rng, 7, 21)
+    run_tiled(EINSUM, [x, y], vector_width=8, rows=2, threads=2)
+    module, _ = affine_module(EINSUM, {"A": 3, "B": 5, "C": 7, "D": 21})
+    assert register_tile(module, vector_width=8, rows=2) == 1
+    text = str(module)
+    assert "vector.broadcast" in text and "math.fma" in text
+
+
+def test_expression_ops_and_constants_are_vectorised() -> None:
+    source = """def f(float(M,K) A, float(K,N) B, float(N) s) -> (C) {
+      C(m, n) +=! (A(m, r_k) + 1.5) * fmax(B(r_k, n), s(n)) - 0.25
+    }"""
+    rng = np.random.default_rng(4)
+    run_tiled(
+        source, [rand(rng, 9, 6), rand(rng, 6, 29), rand(rng, 29)], vector_width=8
+    )
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_max_min_reductions(kind: str) -> None:
+    source = f"""def f(float(M,K) A, float(K,N) B) -> (C) {{
+      C(m, n) {kind}=! A(m, r_k) + B(r_k, n)
+    }}"""
+    rng = np.random.default_rng(5)
+    for specialize in (True, False):
+        run_tiled(
+            source,
+            [rand(rng, 11, 13), rand(rng, 13, 27)],
+            specialize=specialize,
+            vector_width=8,
+            rows=4,
+        )
+
+
+def test_integer_reduction() -> None:
+    source = """def f(int32(M,K) A, int32(K,N) B) -> (C) {
+      C(m, n) +=! A(m, r_k) * B(r_k, n)
+    }"""
+    rng = np.random.default_rng(6)
+    a = rng.integers(-50, 50, (7, 12), dtype=np.int32)
+    b = rng.integers(-50, 50, (12, 21), dtype=np.int32)
+    run_tiled(source, [a, b], vector_width=8, rows=3)
+    run_tiled(source, [a, b], specialize=False, vector_width=16)
+
+
+def test_f64_uses_half_the_lanes() -> None:
+    source = "def mm(double(M,K) A, double(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((5, 9)), rng.standard_normal((9, 19))
+    run_tiled(source, [a, b], vector_width=8)
+    module, _ = affine_module(source, {"M": 5, "K": 9, "N": 19})
+    register_tile(module, vector_width=8)
+    assert "vector<4xf64>" in str(module) and "vector<8xf64>" not in str(module)
+
+
+# --------------------------------------------------------------------------
+# mode 1 with gathered panels, mode 2: vectors along a reduction loop
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pack", ["auto", "never"])
+@pytest.mark.parametrize("specialize", [True, False], ids=["static", "symbolic"])
+@pytest.mark.parametrize(
+    "shape", [(5, 20, 6), (9, 40, 37), (1, 1, 1), (3, 0, 2), (17, 33, 8)]
+)
+def test_mlp(shape: tuple[int, int, int], specialize: bool, pack: str) -> None:
+    b, k, n = shape
+    rng = np.random.default_rng(b + k + n)
+    run_tiled(
+        MLP,
+        [rand(rng, b, k), rand(rng, n, k)],
+        specialize=specialize,
+        threads=2,
+        vector_width=8,
+        rows=2,
+        vectors=2,
+        pack=pack,
+    )
+
+
+def test_mlp_modes() -> None:
+    # many rows: W's rows gathered into the panel, vectors along n
+    module, _ = affine_module(MLP, {"B": 96, "K": 64, "N": 64})
+    assert register_tile(module, vector_width=8) == 1
+    text = str(module)
+    assert "%lane" in text and "vector.reduction" not in text
+    # few rows (or no packing): vectors along k, then horizontal reductions
+    for sizes, pack in (({"B": 90, "K": 64, "N": 64}, "auto"), (None, "never")):
+        module, _ = affine_module(MLP, sizes)
+        assert register_tile(module, vector_width=8, pack=pack) == 1
+        text = str(module)
+        assert "vector.reduction <add>" in text and "memref.alloc" not in text
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 37])
+def test_row_reductions_along_the_contiguous_loop(n: int) -> None:
+    source = """def f(float(R,N) A, float(N) x) -> (s, mx) {
+      s(r) +=! A(r, r_n) * x(r_n)
+      mx(r) max=! A(r, r_n)
+    }"""
+    rng = np.random.default_rng(n)
+    run_tiled(source, [rand(rng, 11, n), rand(rng, n)], vector_width=8, min_rewrites=2)
+
+
+def test_integer_mode2_reduction() -> None:
+    source = "def f(int32(R,N) A) -> (s) { s(r) +=! A(r, r_n) }"
+    a = np.random.default_rng(8).integers(-1000, 1000, (6, 45), dtype=np.int32)
+    run_tiled(source, [a], vector_width=8)
+    run_tiled(source, [a], specialize=False, vector_width=8)
+
+
+# --------------------------------------------------------------------------
+# after the isl scheduler; the catalog
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tile", [None, (32, 64, 16), (5, 7, 3)])
+def test_after_isl_tiling(tile: tuple[int, ...] | None) -> None:
+    from tcdialect.poly.schedule import ScheduleOptions
+
+    schedule = ScheduleOptions(tile=tile)
+    rng = np.random.default_rng(9)
+    for source, inputs in (
+        (MATMUL, [rand(rng, 37, 45), rand(rng, 45, 70)]),
+        (ATB, [rand(rng, 45, 37), rand(rng, 45, 70)]),
+        (MLP, [rand(rng, 37, 45), rand(rng, 70, 45)]),
+    ):
+        for specialize in (True, False) if tile is None else (True,):
+            run_tiled(
+                source,
+                inputs,
+                specialize=specialize,
+                schedule=schedule,
+                threads=2,
+                vector_width=8,
+            )
+
+
+def test_constant_subscripts_after_isl() -> None:
+    """Unit extents become constant subscripts in the scheduled code."""
+    from tcdialect.poly.schedule import ScheduleOptions
+
+    source = """def maxpool(float(B, C, H, W) I) -> (O) {
+      O(b, c, h, w) max=! I(b, c, 2 * h + r_i, 2 * w + r_j) where r_i in 0:2, r_j in 0:2
+    }"""
+    rng = np.random.default_rng(10)
+    run_tiled(
+        source, [rand(rng, 1, 2, 7, 5)], schedule=ScheduleOptions(), vector_width=16
+    )
+    run_tiled(
+        MLP,
+        [rand(rng, 1, 32), rand(rng, 7, 32)],
+        schedule=ScheduleOptions(),
+        vector_width=16,
+    )
+
+
+def _catalog_params() -> list[Any]:
+    return [pytest.param(k, id=k.name) for k in catalog.KERNELS]
+
+
+@pytest.mark.parametrize("kernel", _catalog_params())
+def test_catalog_kernels_stay_correct(kernel: Any) -> None:
+    """Every catalog kernel, whatever the pass rewrites in it."""
+    sizes = kernel.sizes[0]
+    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()) + sum(sizes.values()))
+    inputs = kernel.inputs(rng, sizes)
+    want = reference.run(parse_tc(kernel.source), kernel.entry, inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    checked = analyze(kernel.source, "<test>").get(kernel.entry)
+    arrays, bound = reference.prepare_inputs(gen_def(checked), inputs)
+    module = ModuleOp([gen_def(checked)])
+    ctx = make_context()
+    run_passes(ctx, module, passes_to("affine", format_sizes(bound)))
+    fn = next(
+        op
+        for op in module.ops
+        if isinstance(op, FuncOp) and op.sym_name.data == checked.name
+    )
+    signature = signature_of(fn)
+    run_passes(
+        ctx,
+        module,
+        [RegisterTilePass(vector_width=8, rows=3, vectors=2, pack="always")],
+    )
+    for stage in ("loops", "llvm"):
+        run_passes(ctx, module, stage_passes(stage))
+    cpu = compile_cpu(module)
+    launcher = CpuLauncher(cpu.address(checked.name), signature, owner=cpu)
+    outs = [np.empty_like(w) for w in want]
+    launcher(arrays, outs, bound)
+    rtol = 1e-5 * math.sqrt(max(1, kernel.red(sizes))) + 2e-6
+    for got, w in zip(outs, want, strict=True):
+        if got.dtype.kind == "f":
+            np.testing.assert_allclose(got, w, rtol=rtol, atol=rtol)
+        else:
+            np.testing.assert_array_equal(got, w)
+
+
+# --------------------------------------------------------------------------
+# what is left alone; options
+# --------------------------------------------------------------------------
+
+LEFT_ALONE = {
+    "elementwise": "def f(float(M,N) A, float(M,N) B) -> (C) { C(m, n) = A(m, n) * B(m, n) }",
+    "gather": "def f(float(N) A, int32(M) I) -> (O) { O(m) +=! A(I(m)) * A(r_n) }",
+    "strided-operands": """def f(float(K,M) A, float(N,K) B) -> (O) {
+      O(m, n) +=! A(r_k, m) * B(n, r_k)
+    }""",
+}
+
+
+@pytest.mark.parametrize("name", list(LEFT_ALONE))
+def test_left_alone(name: str) -> None:
+    module, _ = affine_module(LEFT_ALONE[name], None)
+    before = str(module)
+    if name == "strided-operands":
+        # vectors along n need B's rows gathered: left alone without packing
+        assert register_tile(module, vector_width=8, pack="never") == 0
+    else:
+        assert register_tile(module, vector_width=8) == 0
+    assert str(module) == before
+    assert not any(op.dialect_name() == vector.Vector.name for op in module.walk())
+
+
+def test_options() -> None:
+    module, _ = affine_module(MATMUL, None)
+    with pytest.raises(TCError, match="pack must be"):
+        register_tile(module, pack="sometimes")
+    with pytest.raises(TCError, match="must be >= 0"):
+        register_tile(module, rows=-1)
+    assert RegisterTilePass.name == "register-tile"
+    spec = RegisterTilePass.from_pass_spec(
+        RegisterTilePass(vector_width=8, rows=4, vectors=1, pack="never").spec()
+    )
+    assert (spec.vector_width, spec.rows, spec.vectors, spec.pack) == (8, 4, 1, "never")
+
+
+def test_host_width_is_the_default() -> None:
+    assert host_vector_width(32) in (4, 8, 16)
+    assert host_vector_width(64) == host_vector_width(32) // 2
+    assert host_vector_width(512) == 1
+    module, _ = affine_module(MATMUL, {"M": 64, "K": 8, "N": 256})
+    assert register_tile(module) == 1
+    assert f"vector<{host_vector_width(32)}xf32>" in str(module)
