@@ -5,7 +5,7 @@ ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──affine-isl-schedule──▶ scheduled
-       ──register-tile, convert-affine-to-scf, outline-parallel-loops,
+       ──contract-temporaries, register-tile, convert-affine-to-scf, outline-parallel-loops,
        expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
@@ -67,8 +67,8 @@ def stage_passes(
     For ``scheduled`` it is `affine-isl-schedule` with `schedule`'s options
     (the defaults when None; `False` skips scheduling: the loops keep the
     order `convert-tc-to-affine` gave them). ``loops`` starts with
-    `register-tile` (vector width from the host) unless `register_tile` is
-    False.
+    `contract-temporaries` and `register-tile` (vector width from the host;
+    left out when `register_tile` is False).
     """
     if stage == "tc":
         if not sizes:
@@ -91,6 +91,9 @@ def stage_passes(
     if stage == "loops":
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+        from tcdialect.transforms.contract_temporaries import (
+            ContractTemporariesPass,
+        )
         from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
         from tcdialect.transforms.expand_math_polynomials import (
             ExpandMathPolynomialsPass,
@@ -101,6 +104,7 @@ def stage_passes(
         from tcdialect.transforms.register_tile import RegisterTilePass
 
         return [
+            ContractTemporariesPass(),
             *([RegisterTilePass()] if register_tile else []),
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),

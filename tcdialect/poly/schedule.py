@@ -141,6 +141,17 @@ def _groups(names: list[str], deps: isl.UnionMap) -> list[list[str]]:
     return out
 
 
+#: The largest constant term isl may give a schedule dimension when a group
+#: has more than `UNBOUNDED_STATEMENTS` statements. Unbounded, isl's search
+#: runs for minutes on such groups with large static extents (kronecker3's
+#: six statements with M=256: > 5 minutes; 0.4 s with this bound). Smaller
+#: groups stay unbounded: placing an epilogue after a reduction inside one
+#: band takes a constant as large as the reduction's extent (the MLP's bias
+#: and ReLU after `r_m` < 1024). A bound only costs fusion, never legality.
+MAX_CONSTANT_TERM = 4
+UNBOUNDED_STATEMENTS = 4
+
+
 def _schedule_group(
     scop: Scop, names: list[str], deps: isl.UnionMap, context: isl.Set
 ) -> isl.Schedule:
@@ -150,6 +161,8 @@ def _schedule_group(
     ctx.set_schedule_serialize_sccs(0)
     ctx.set_schedule_whole_component(1)
     ctx.set_schedule_outer_coincidence(1)
+    bounded = len(names) > UNBOUNDED_STATEMENTS
+    ctx.set_schedule_max_constant_term(MAX_CONSTANT_TERM if bounded else -1)
     sc = (
         isl.ScheduleConstraints.on_domain(domain)
         .set_context(context)

@@ -50,6 +50,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertToLlvmPass
 
+    def get_contract_temporaries() -> type[ModulePass]:
+        from tcdialect.transforms.contract_temporaries import (
+            ContractTemporariesPass,
+        )
+
+        return ContractTemporariesPass
+
     def get_affine_isl_schedule() -> type[ModulePass]:
         from tcdialect.transforms.affine_isl_schedule import AffineIslSchedulePass
 
@@ -84,6 +91,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tc-specialize": get_tc_specialize,
         "convert-tc-to-affine": get_convert_tc_to_affine,
         "affine-isl-schedule": get_affine_isl_schedule,
+        "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,

@@ -132,7 +132,8 @@ of 32 zmm; measured best of 4..14 x 1..4), 8 lanes → MR=6, NV=2 (12 of 16
 ymm), else 4 x 2; mode 2 uses 4 x 4 (16 lanes) or 3 x 3; they shrink to
 static extents smaller than the tile.
 
-Nests that do not match are left alone (non-reductions, several statements,
+Mode 2 needs a reduction loop of at least VL iterations (or an unknown
+number). Nests that do not match are left alone (non-reductions, several statements,
 targets read elsewhere, no loop with unit stride in the target and the
 operands, ops without vector forms such as comparisons and selects, float
 reductions without `reassoc`).
@@ -677,11 +678,14 @@ def _plan(
         _, _, vec_iv, u_list, gathers = best
         unrolled = u_list + [vec_iv]
     else:
+        extent = {d.iv: d.static_extent() for d in dims}
         r_candidates = [
             iv
             for iv in red
             if any(a.unit_last(iv) for a in accesses)
             and all(a.unit_last(iv) is not False for a in accesses)
+            # a reduction shorter than a vector would run only its remainder
+            and (extent[iv] is None or extent[iv] >= lanes)
         ]
         if not r_candidates:
             return None

@@ -1,0 +1,198 @@
+"""`contract-temporaries`: a temporary used only inside one parallel loop shrinks.
+
+An affine → affine pass (docs/pipeline.md: `scheduled` stage IR), run after
+`affine-isl-schedule`. When fusion puts every access to a temporary into one
+iteration of a parallel loop, the temporary needs only that iteration's
+slice: the slice is allocated inside the loop body and freed at its end,
+instead of a whole array that goes through memory (array contraction).
+
+Contract. A `memref.alloc` `%t` in a function's entry block is contracted
+when:
+
+- its only users are `affine.load` / `affine.store` ops and `memref.dealloc`
+  ops in the entry block;
+- one `affine.parallel` `P` in the entry block (not inside a loop), with a
+  single dimension (IV `%p`), holds every load and store of `%t`, and no
+  `affine.parallel` inside `P` holds one;
+- one subscript position `j` of every access is exactly `%p` (the map result
+  is the dimension bound to `%p`), and `%p` appears in no other subscript.
+
+Then `%t` is replaced by a buffer without dimension `j`, allocated first in
+`P`'s body (its dynamic sizes are the old ones, which dominate `P`) and
+freed just before `P`'s terminator; every access drops subscript `j`, and the
+old `memref.dealloc`s are erased. Iterations of `P` touch disjoint slices of
+`%t` (subscript `j` is `%p`) and no dependence is carried by a parallel loop,
+so each value read from `%t` was written in the same iteration: the result
+is the same. Everything else (arguments, temporaries that escape into calls
+or other loops, accesses with `%p` in a computed subscript) is left alone.
+
+Example (softmax after max fusion; `e` was `memref<4096x1024xf32>`)::
+
+    "affine.parallel"() <{... upperBoundsMap = affine_map<() -> (4096)> ...}> ({
+    ^bb0(%n: index):
+      %e = memref.alloc() : memref<1024xf32>
+      affine.for %d = 0 to 1024 {
+        ...
+        affine.store %x, %e[%d] : memref<1024xf32>
+      }
+      affine.for %r_d = 0 to 1024 {
+        %y = affine.load %e[%r_d] : memref<1024xf32>
+        ...
+      }
+      memref.dealloc %e : memref<1024xf32>
+      affine.yield
+    }) : () -> ()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine as xaffine
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AffineMapAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcdialect.dialects.affine import LoadOp, StoreOp
+
+_Access = xaffine.LoadOp | xaffine.StoreOp
+
+
+def _parallel_ancestors(op: Operation) -> list[xaffine.ParallelOp]:
+    """The `affine.parallel` ops around `op`, innermost first."""
+    out: list[xaffine.ParallelOp] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, xaffine.ParallelOp):
+            out.append(parent)
+        parent = parent.parent_op()
+    return out
+
+
+def _subscript_of(access: _Access, iv: SSAValue) -> int | None:
+    """The one subscript that is exactly `iv`, when `iv` is in no other."""
+    amap = access.map.data
+    found: int | None = None
+    for j, expr in enumerate(amap.results):
+        used = expr.used_dims()
+        if not any(v is iv and k in used for k, v in enumerate(access.indices)):
+            continue
+        if found is not None or not (
+            isinstance(expr, AffineDimExpr) and access.indices[expr.position] is iv
+        ):
+            return None
+        found = j
+    return found
+
+
+def _contractible(
+    alloc: memref.AllocOp, entry: Block
+) -> tuple[xaffine.ParallelOp, int, list[_Access], list[memref.DeallocOp]] | None:
+    accesses: list[_Access] = []
+    deallocs: list[memref.DeallocOp] = []
+    for use in alloc.memref.uses:
+        user = use.operation
+        if isinstance(user, memref.DeallocOp) and user.parent_block() is entry:
+            deallocs.append(user)
+        elif isinstance(user, _Access) and user.memref is alloc.memref:
+            accesses.append(user)
+        else:
+            return None
+    if not accesses:
+        return None
+    chains = [_parallel_ancestors(a) for a in accesses]
+    if any(not c for c in chains):
+        return None
+    loop = chains[0][0]  # innermost parallel loop around the first access
+    if any(c[0] is not loop for c in chains):
+        return None
+    # A loop around P would carry values between P's runs.
+    if loop.parent_block() is not entry or len(loop.body.block.args) != 1:
+        return None
+    iv = loop.body.block.args[0]
+    positions = {_subscript_of(a, iv) for a in accesses}
+    if len(positions) != 1:
+        return None
+    (j,) = positions
+    if j is None:
+        return None
+    return loop, j, accesses, deallocs
+
+
+def _drop_result(amap: AffineMap, j: int) -> AffineMap:
+    results = amap.results[:j] + amap.results[j + 1 :]
+    return AffineMap(amap.num_dims, amap.num_symbols, results)
+
+
+def _contract(
+    alloc: memref.AllocOp,
+    loop: xaffine.ParallelOp,
+    j: int,
+    accesses: list[_Access],
+    deallocs: list[memref.DeallocOp],
+) -> None:
+    old = alloc.memref.type
+    assert isinstance(old, MemRefType)
+    shape = list(old.get_shape())
+    dynamic = list(alloc.dynamic_sizes)
+    if shape[j] == DYNAMIC_INDEX:  # drop that dimension's size operand
+        dynamic.pop(sum(1 for s in shape[:j] if s == DYNAMIC_INDEX))
+    del shape[j]
+    new_type = MemRefType(old.element_type, shape)
+    body = loop.body.block
+    first = body.first_op
+    assert first is not None
+    buffer = memref.AllocOp(dynamic, [], new_type)
+    if alloc.memref.name_hint:
+        buffer.memref.name_hint = alloc.memref.name_hint
+    Rewriter.insert_op(buffer, InsertPoint.before(first))
+    terminator = body.last_op
+    assert terminator is not None
+    Rewriter.insert_op(memref.DeallocOp.get(buffer), InsertPoint.before(terminator))
+    for a in accesses:
+        amap = AffineMapAttr(_drop_result(a.map.data, j))
+        if isinstance(a, xaffine.StoreOp):
+            new: Operation = StoreOp(a.value, buffer.memref, a.indices, amap)
+        else:
+            new = LoadOp(buffer.memref, a.indices, amap, a.result.type)
+        Rewriter.replace_op(a, new)
+    for d in deallocs:
+        Rewriter.erase_op(d)
+    Rewriter.erase_op(alloc)
+
+
+def contract_temporaries(fn: func.FuncOp) -> int:
+    """Contract every temporary of `fn` the contract allows; returns how many."""
+    entry = fn.body.blocks.first
+    if entry is None:
+        return 0
+    count = 0
+    for op in list(entry.ops):
+        if isinstance(op, memref.AllocOp) and not op.symbol_operands:
+            found = _contractible(op, entry)
+            if found is not None:
+                _contract(op, *found)
+                count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class ContractTemporariesPass(ModulePass):
+    """Temporaries used in one parallel iteration become per-iteration buffers.
+
+    See the module docstring.
+    """
+
+    name = "contract-temporaries"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp):
+                contract_temporaries(fn)
+
+
+__all__ = ["ContractTemporariesPass", "contract_temporaries"]
