@@ -9,7 +9,10 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   *groups*: maximal runs of consecutive statements (textual order) closed
   under dependence cycles, so every dependence between groups goes forward.
   - `max`: one group; isl schedules it with `schedule_whole_component`, which
-    fuses everything it legally can.
+    fuses everything it legally can, unless the fused outermost band has
+    fewer leading coincident members than each group's own (fusing three
+    contractions into one band with one parallel loop): then the groups are
+    merged as `preserve3coincident` does.
   - `min`: one group per dependence cycle (in practice per statement); the
     schedule is the sequence of the groups' schedules.
   - `preserve3coincident`: groups are merged greedily in order; a merge is
@@ -194,11 +197,16 @@ def _fuse(
     scop: Scop, deps: isl.UnionMap, context: isl.Set, fusion: str
 ) -> isl.Schedule:
     names = list(scop.statements)
-    if fusion == "max":
-        parts = [names]
-    else:
-        parts = _groups(names, deps)
+    parts = _groups(names, deps)
     schedules = [_schedule_group(scop, g, deps, context) for g in parts]
+    if fusion == "max" and len(parts) > 1:
+        whole = _schedule_group(scop, names, deps, context)
+        # Fusing everything is worth losing no outer parallel loop: when the
+        # fused band has fewer coincident members than every group has on
+        # its own (three contractions in one band), merge as p3c does.
+        if _outer_coincidence(whole) >= min(map(_outer_coincidence, schedules)):
+            return whole
+        fusion = "preserve3coincident"
     if fusion == "preserve3coincident" and len(parts) > 1:
         merged_parts = [parts[0]]
         merged = [schedules[0]]
@@ -426,7 +434,12 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
     coincident = [bool(band.band_member_get_coincident(k)) for k in range(n)]
     if all(coincident):
         return ()
-    return tuple(64 if c else 128 for c in coincident)
+    return tuple(TILE_PARALLEL if c else TILE_REDUCTION for c in coincident)
+
+
+#: `auto_tile`'s sizes for coincident and for other members.
+TILE_PARALLEL = 64
+TILE_REDUCTION = 128
 
 
 def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:

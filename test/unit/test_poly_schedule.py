@@ -162,6 +162,41 @@ def test_no_parallel_loop_inside_a_parallel_tile_loop() -> None:
     )
 
 
+TWO_MATMULS = """
+def two(float(M, K) A, float(K, N) B, float(N, P) D) -> (C) {
+    T(m, n) +=! A(m, r_k) * B(r_k, n)
+    C(m, p) +=! T(m, r_n) * D(r_n, p)
+}
+"""
+
+
+def test_max_does_not_fuse_away_outer_parallelism() -> None:
+    # Fused whole, the two contractions share one band with a single
+    # coincident member; each on its own has two (m and n, m and p).
+    module = lower(parse_tc(TWO_MATMULS), "affine", {"M": 32, "K": 24, "N": 16, "P": 8})
+    fn = _funcs(module)[0]
+    scop = extract_scop(fn)
+    deps = dependences(scop).all
+    schedule = compute_schedule(scop, deps, ScheduleOptions(tile=(0,)))
+    assert _respects(schedule, deps, schedule_context(scop))
+    root = schedule.get_root().child(0)
+    assert root.get_type() == isl.schedule_node_type.sequence
+    for i in range(root.n_children()):
+        band = root.child(i).child(0)
+        while band.get_type() == isl.schedule_node_type.mark:
+            band = band.child(0)
+        assert band.get_type() == isl.schedule_node_type.band
+        members = [band]
+        if band.band_n_member() == 1:  # the parallel member was split off
+            members.append(band.child(0))
+        coincident = [
+            bool(b.band_member_get_coincident(k))
+            for b in members
+            for k in range(b.band_n_member())
+        ]
+        assert coincident[:2] == [True, True]
+
+
 def test_tile_zero_turns_tiling_off() -> None:
     _, tree = _scheduled(MATMUL, tile=(0,))
     assert "floor(" not in tree
