@@ -438,8 +438,8 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
 
 
 #: `auto_tile`'s sizes for coincident and for other members.
-TILE_PARALLEL = 64
-TILE_REDUCTION = 128
+TILE_PARALLEL = 128
+TILE_REDUCTION = 256
 
 
 def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:

@@ -18,9 +18,12 @@ when:
   is the dimension bound to `%p`), and `%p` appears in no other subscript.
 
 Then `%t` is replaced by a buffer without dimension `j`, allocated first in
-`P`'s body (its dynamic sizes are the old ones, which dominate `P`) and
-freed just before `P`'s terminator; every access drops subscript `j`, and the
-old `memref.dealloc`s are erased. Iterations of `P` touch disjoint slices of
+`P`'s body: a `memref.alloca` when its shape is static and the function's
+contracted buffers fit in `STACK_BYTES` together (convert-to-llvm puts a
+static alloca in the entry block, so a loop reuses it), else a `memref.alloc`
+(its dynamic sizes are the old ones, which dominate `P`) freed just before
+`P`'s terminator. Every access drops subscript `j`, and the old
+`memref.dealloc`s are erased. Iterations of `P` touch disjoint slices of
 `%t` (subscript `j` is `%p`) and no dependence is carried by a parallel loop,
 so each value read from `%t` was written in the same iteration: the result
 is the same. Everything else (arguments, temporaries that escape into calls
@@ -30,7 +33,7 @@ Example (softmax after max fusion; `e` was `memref<4096x1024xf32>`)::
 
     "affine.parallel"() <{... upperBoundsMap = affine_map<() -> (4096)> ...}> ({
     ^bb0(%n: index):
-      %e = memref.alloc() : memref<1024xf32>
+      %e = memref.alloca() : memref<1024xf32>
       affine.for %d = 0 to 1024 {
         ...
         affine.store %x, %e[%d] : memref<1024xf32>
@@ -39,7 +42,6 @@ Example (softmax after max fusion; `e` was `memref<4096x1024xf32>`)::
         %y = affine.load %e[%r_d] : memref<1024xf32>
         ...
       }
-      memref.dealloc %e : memref<1024xf32>
       affine.yield
     }) : () -> ()
 """
@@ -51,7 +53,15 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import affine as xaffine
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AffineMapAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -134,7 +144,9 @@ def _contract(
     j: int,
     accesses: list[_Access],
     deallocs: list[memref.DeallocOp],
-) -> None:
+    stack_left: int,
+) -> int:
+    """Contract `alloc`; returns the stack bytes the new buffer takes."""
     old = alloc.memref.type
     assert isinstance(old, MemRefType)
     shape = list(old.get_shape())
@@ -146,13 +158,20 @@ def _contract(
     body = loop.body.block
     first = body.first_op
     assert first is not None
-    buffer = memref.AllocOp(dynamic, [], new_type)
+    on_stack = not dynamic and _bytes(new_type) <= stack_left
+    buffer: memref.AllocOp | memref.AllocaOp
+    if on_stack:
+        buffer = memref.AllocaOp.get(new_type.element_type, shape=shape)
+    else:
+        buffer = memref.AllocOp(dynamic, [], new_type)
     if alloc.memref.name_hint:
         buffer.memref.name_hint = alloc.memref.name_hint
     Rewriter.insert_op(buffer, InsertPoint.before(first))
-    terminator = body.last_op
-    assert terminator is not None
-    Rewriter.insert_op(memref.DeallocOp.get(buffer), InsertPoint.before(terminator))
+    if not on_stack:
+        terminator = body.last_op
+        assert terminator is not None
+        dealloc = memref.DeallocOp.get(buffer)
+        Rewriter.insert_op(dealloc, InsertPoint.before(terminator))
     for a in accesses:
         amap = AffineMapAttr(_drop_result(a.map.data, j))
         if isinstance(a, xaffine.StoreOp):
@@ -163,6 +182,22 @@ def _contract(
     for d in deallocs:
         Rewriter.erase_op(d)
     Rewriter.erase_op(alloc)
+    return _bytes(new_type) if on_stack else 0
+
+
+#: Stack bytes a function's contracted buffers may take together; larger
+#: (and dynamically sized) buffers are heap-allocated in each iteration.
+STACK_BYTES = 64 * 1024
+
+
+def _bytes(t: MemRefType) -> int:
+    elem = t.element_type
+    bits = elem.bitwidth if isinstance(elem, AnyFloat) else 0
+    if isinstance(elem, IntegerType):
+        bits = elem.width.data
+    if isinstance(elem, IndexType):
+        bits = 64
+    return max(1, t.element_count()) * max(1, bits // 8) if bits else STACK_BYTES + 1
 
 
 def contract_temporaries(fn: func.FuncOp) -> int:
@@ -171,11 +206,12 @@ def contract_temporaries(fn: func.FuncOp) -> int:
     if entry is None:
         return 0
     count = 0
+    stack_left = STACK_BYTES
     for op in list(entry.ops):
         if isinstance(op, memref.AllocOp) and not op.symbol_operands:
             found = _contractible(op, entry)
             if found is not None:
-                _contract(op, *found)
+                stack_left -= _contract(op, *found, stack_left)
                 count += 1
     return count
 

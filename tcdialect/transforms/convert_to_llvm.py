@@ -19,7 +19,8 @@ Operations:
 - `memref.load/store` linearise the indices row-major (static extents become
   constants) and use `llvm.getelementptr inbounds` + `llvm.load/store`;
   `memref.alloc` calls `malloc(size in bytes)` (an `i1` element takes a byte),
-  `memref.dealloc` calls `free`, `memref.alloca` is an `llvm.alloca`,
+  `memref.dealloc` calls `free`, `memref.alloca` is an `llvm.alloca` (one of
+  static shape is placed in the entry block, 64-byte aligned),
   `memref.dim` reads a constant or the dynamic extent.
 - Integer division and remainder never trap: a zero divisor gives 0 and
   `INT_MIN / -1` wraps (the divisor is guarded with selects, unless it is a
@@ -1081,10 +1082,29 @@ class _FunctionLowering:
 
     def lower_alloca(self, op: Operation) -> None:
         assert isinstance(op, memref.AllocaOp)
-        t, dyn, count = self._alloc_shape(op)
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
         elem = _scalar_type(t.get_element_type(), op)
+        if not op.dynamic_sizes and not op.symbol_operands:
+            # A static alloca goes to the entry block: inside a loop, LLVM
+            # would grow the stack on every iteration.
+            _check_memref(t, op)
+            count = llvm.ConstantOp(IntegerAttr(max(1, t.element_count()), i64), i64)
+            alloca = llvm.AllocaOp(count, elem, alignment=64)
+            self._at_entry([count, alloca])
+            self.set(op.memref, _MemRef(t, alloca.res, ()))
+            return
+        t, dyn, count = self._alloc_shape(op)
         ptr = self.emit_value(llvm.AllocaOp(count, elem, alignment=16))
         self.set(op.memref, _MemRef(t, ptr, tuple(dyn)))
+
+    def _at_entry(self, ops: list[Operation]) -> None:
+        """Insert `ops` at the start of the function's entry block."""
+        first = self.entry.first_op
+        if first is None:
+            self.entry.add_ops(ops)
+        else:
+            self.entry.insert_ops_before(ops, first)
 
     def lower_dealloc(self, op: Operation) -> None:
         assert isinstance(op, memref.DeallocOp)
@@ -1306,12 +1326,7 @@ class _FunctionLowering:
         # Slots typed `!llvm.ptr` (8 bytes): xDSL's translator then keeps the
         # alloca's pointer opaque, which its typed GEPs need.
         alloca = llvm.AllocaOp(count, _PTR, alignment=8)
-        new_ops = [count, alloca]
-        first = self.entry.first_op
-        if first is None:
-            self.entry.add_ops(new_ops)
-        else:
-            self.entry.insert_ops_before(new_ops, first)
+        self._at_entry([count, alloca])
         return alloca.res
 
 

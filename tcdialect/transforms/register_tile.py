@@ -1178,21 +1178,7 @@ class _Rewriter:
         if not copies:
             return buffers
         # the copy loops: the reduction loops (original bounds), then the vectors
-        loop_em = em
-        ivs: list[SSAValue] = []
-        for iv in plan.red:
-            lb = self.red_bounds[iv][0]
-            ub_r = em.sym(lambda s0, s1: s0 + s1, lb, self.red_bounds[iv][1])
-            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
-            loop_em = _body_emitter(block)
-            ivs.append(new_iv)
-        remap = dict(zip(plan.red, ivs))
-        rel = [
-            loop_em.index(
-                loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])
-            )
-            for iv, i in zip(plan.red, ivs)
-        ]
+        loop_em, remap, rel = self._reduction_copy_loops(em)
         for op in copies:
             buf = buffers[op]
             access = self.stmt.loads[op]
@@ -1222,6 +1208,26 @@ class _Rewriter:
                 loop_em.op(vector.StoreOp(x, buf, at))
         return buffers
 
+    def _reduction_copy_loops(
+        self, em: _Emitter
+    ) -> tuple[_Emitter, dict[SSAValue, SSAValue], list[SSAValue]]:
+        """Serial loops over the reduction IVs (their original bounds) at `em`.
+
+        Returns the innermost body's emitter, old IV -> new IV, and each new
+        IV relative to its lower bound (the packed buffers' subscripts)."""
+        ivs: list[SSAValue] = []
+        for iv in self.plan.red:
+            lb, ext = self.red_bounds[iv]
+            ub_r = em.sym(lambda s0, s1: s0 + s1, lb, ext)
+            block, new_iv = _loop(em, lb, ub_r, 1, False, iv.name_hint)
+            em = _body_emitter(block)
+            ivs.append(new_iv)
+        rel = [
+            em.index(em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0]))
+            for iv, i in zip(self.plan.red, ivs)
+        ]
+        return em, dict(zip(self.plan.red, ivs)), rel
+
     def _pack_rows(self, em: _Emitter) -> list[SSAValue]:
         """Copy the row-packed loads of every full row strip, in parallel over
         the strips: `buf[s, r - lb, i] = op(u = lb_u + s * MR + i, r)`."""
@@ -1245,20 +1251,7 @@ class _Rewriter:
         rows = [
             loop_em.index(loop_em.sym(lambda s0, o=i: s0 + o, u0)) for i in range(mr)
         ]
-        ivs: list[SSAValue] = []
-        for iv in plan.red:
-            lb, ext = self.red_bounds[iv]
-            ub_r = loop_em.sym(lambda s0, s1: s0 + s1, lb, ext)
-            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
-            loop_em = _body_emitter(block)
-            ivs.append(new_iv)
-        remap = dict(zip(plan.red, ivs))
-        rel = [
-            loop_em.index(
-                loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])
-            )
-            for iv, i in zip(plan.red, ivs)
-        ]
+        loop_em, remap, rel = self._reduction_copy_loops(loop_em)
         for op, buf in self.row_buffers.items():
             access = self.stmt.loads[op]
             for i in range(mr):

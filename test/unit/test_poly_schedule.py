@@ -139,7 +139,7 @@ def _parallel_loops(fn: func.FuncOp) -> list[affine.ParallelOp]:
 
 
 def test_point_loop_is_parallel_when_the_tile_loop_runs_once() -> None:
-    # 64 rows in 64-row tiles: isl drops the tile loop over m (one tile), and
+    # 64 rows in 128-row tiles: isl drops the tile loop over m (one tile), and
     # the point loop over m takes its place as the parallel loop.
     fn, _ = _scheduled(MATMUL)
     par = _parallel_loops(fn)
