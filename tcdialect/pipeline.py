@@ -5,8 +5,8 @@ ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──affine-isl-schedule──▶ scheduled
-       ──contract-temporaries, register-tile, convert-affine-to-scf, outline-parallel-loops,
-       expand-math-polynomials, dce──▶ loops
+       ──contract-temporaries, register-tile, convert-affine-to-scf,
+       outline-parallel-loops, expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
