@@ -15,7 +15,8 @@
    `GOMP_parallel` when libgomp can be loaded, a sequential call otherwise;
    compiled once, so each module pays only for a small dispatcher);
 4. verifies, optimises with LLVM's default `O<opt_level>` pipeline (loop and
-   SLP vectorisation on) for the host CPU and its features, and JIT-compiles
+   SLP vectorisation on) for the host CPU and its features (with AVX-512,
+   512-bit vectors preferred over LLVM's 256-bit tuning), and JIT-compiles
    with MCJIT.
 
 The LLVM set-up (native target, host CPU name and features, libgomp, the
@@ -193,6 +194,12 @@ def _host() -> _Host:
             target = binding.Target.from_default_triple()
             cpu = binding.get_host_cpu_name()
             features = binding.get_host_cpu_features().flatten()
+            if "+avx512f" in features.split(","):
+                # LLVM tunes AVX-512 server CPUs to prefer 256-bit vectors;
+                # register-tile's tiles are 512-bit there, and the loop
+                # vectoriser is faster on this machine with 512 too
+                # (softmax 4096x1024, 2 threads: 4.5 -> 3.9 ms).
+                features += ",-prefer-256-bit"
             tm = target.create_target_machine(
                 cpu=cpu, features=features, opt=3, jit=True
             )
