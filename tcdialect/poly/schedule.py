@@ -437,8 +437,10 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
     return tuple(TILE_PARALLEL if c else TILE_REDUCTION for c in coincident)
 
 
-#: `auto_tile`'s sizes for coincident and for other members.
-TILE_PARALLEL = 128
+#: `auto_tile`'s sizes for coincident and for other members. 192 is a
+#: multiple of register-tile's row and column strips (8 rows, 3 x 16 lanes;
+#: 6 rows, 2 x 8 lanes), so full tiles have no remainder strips.
+TILE_PARALLEL = 192
 TILE_REDUCTION = 256
 
 
