@@ -134,6 +134,18 @@ def test_auto_tiling_tiles_matmul_and_orders_points_stride_one() -> None:
     assert names == {"n"}
 
 
+def test_auto_tiling_leaves_the_innermost_parallel_member_whole() -> None:
+    # m is tiled, r_k is tiled, n (the output's unit-stride dimension, the
+    # innermost coincident member) runs whole inside each row tile.
+    module = lower(parse_tc(MATMUL), "affine", {"M": 1024, "K": 1024, "N": 1024})
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions())
+    assert tree is not None
+    assert "floor((m)/192)" in tree
+    assert "floor((r_k)/256)" in tree
+    assert "floor((n)/" not in tree
+
+
 def _parallel_loops(fn: func.FuncOp) -> list[affine.ParallelOp]:
     return [op for op in fn.walk() if isinstance(op, affine.ParallelOp)]
 
