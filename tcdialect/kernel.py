@@ -116,7 +116,7 @@ class CpuOptions:
 
         if not self.schedule:
             return False
-        return ScheduleOptions(self.fusion, self.tile)
+        return ScheduleOptions(self.fusion, self.tile, threads=self.num_threads)
 
     @property
     def num_threads(self) -> int:

@@ -66,6 +66,9 @@ class ScheduleOptions:
     tile: tuple[int, ...] | None = None
     #: Mark the outermost coincident loop of each nest parallel.
     parallel: bool = True
+    #: Threads that share the parallel loops: `auto_tile` cuts the outermost
+    #: member into a multiple of this many tiles of equal size.
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -77,6 +80,8 @@ class ScheduleOptions:
             not isinstance(t, int) or t < 0 for t in self.tile
         ):
             raise TCError(f"tile sizes must be integers >= 0, not {self.tile!r}")
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise TCError(f"threads must be an integer >= 1, not {self.threads!r}")
 
 
 def _items(lst: Any) -> list[Any]:
@@ -419,7 +424,7 @@ def _tile(node: isl.ScheduleNode, sizes: Sequence[int]) -> isl.ScheduleNode | No
     return _set_band(node, tiled, [c for c, t in zip(coinc, sizes) if t])
 
 
-def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
+def auto_tile(band: isl.ScheduleNode, threads: int = 1) -> tuple[int, ...]:
     """Tile sizes for an outermost band when the user gave none.
 
     Only nests with reuse across a reduction are tiled: a permutable band of
@@ -427,6 +432,12 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
     and contractions). Elementwise nests and row reductions stream through
     memory and gain nothing from tiling. Sizes keep an `A` tile, a `B` panel
     and the `C` tile within the L2 cache of one core.
+
+    The outermost member, when it is coincident (the parallel loop) and its
+    extent is a known number larger than `TILE_PARALLEL`, is cut into a
+    multiple of `threads` tiles of equal size (a multiple of 8 rows), each at
+    most about `TILE_ROWS`: 1024 rows on 2 threads make two tiles of 512 (192
+    made five tiles and a 64-row one: one thread did 576 rows, the other 448).
 
     The innermost coincident member (the output's unit-stride dimension:
     `n` of matmul, `w` of a convolution) stays whole when another coincident
@@ -442,9 +453,34 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
     if all(coincident):
         return ()
     sizes = [TILE_PARALLEL if c else TILE_REDUCTION for c in coincident]
+    extent = _member_extent(band, 0) if coincident[0] else None
+    if extent is not None and extent > TILE_PARALLEL:
+        tiles = threads * -(-extent // (threads * TILE_ROWS))
+        sizes[0] = (-(-extent // tiles) + 7) // 8 * 8
     if sum(coincident) >= 2:
         sizes[max(k for k in range(n) if coincident[k])] = 0
     return tuple(sizes)
+
+
+def _member_extent(band: isl.ScheduleNode, k: int) -> int | None:
+    """How many values member `k` of `band` takes, when that is a number."""
+    upa = band.band_get_partial_schedule().get_union_pw_aff(k)
+    values = isl.UnionMap.from_union_pw_aff(upa).intersect_domain(band.get_domain())
+    rng = values.range()
+    if rng.is_empty():
+        return None
+    s = rng.as_set()
+    lo, hi = s.dim_min(0), s.dim_max(0)
+    if not (lo.is_cst() and hi.is_cst()):
+        return None
+    ends: list[int] = []
+    for pa in (lo, hi):
+        pieces: list[isl.Aff] = []
+        pa.foreach_piece(lambda _s, aff: pieces.append(aff))
+        if len(pieces) != 1:
+            return None
+        ends.append(pieces[0].get_constant_val().to_python())
+    return ends[1] - ends[0] + 1
 
 
 #: `auto_tile`'s sizes for coincident and for other members. 192 is a
@@ -452,6 +488,9 @@ def auto_tile(band: isl.ScheduleNode) -> tuple[int, ...]:
 #: 6 rows, 2 x 8 lanes), so full tiles have no remainder strips.
 TILE_PARALLEL = 192
 TILE_REDUCTION = 256
+#: The largest row tile `auto_tile` aims for when it splits the parallel
+#: member evenly (an `A` tile of 512 x 256 floats fills half of a 1 MiB L2).
+TILE_ROWS = 512
 
 
 def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
@@ -494,7 +533,11 @@ def compute_schedule(
     schedule = _fuse(scop, deps, context, options.fusion)
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
-        sizes = options.tile if options.tile is not None else auto_tile(node)
+        sizes = (
+            options.tile
+            if options.tile is not None
+            else auto_tile(node, options.threads)
+        )
         tiled = _tile(node, sizes) if sizes else None
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)

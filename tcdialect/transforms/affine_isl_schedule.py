@@ -20,6 +20,9 @@ Options:
   sizes are chosen from the problem (`tcdialect.poly.schedule.auto_tile`).
 - `parallel`: mark the outermost coincident loop of each nest parallel
   (`affine.parallel`), default true.
+- `threads`: how many threads share the parallel loops (default 1); automatic
+  tile sizes cut the outermost parallel member into a multiple of this many
+  equal tiles.
 - `print-schedule`: print each function's schedule tree (isl's YAML, as
   `//` comment lines) on stdout before the IR.
 
@@ -108,14 +111,17 @@ class AffineIslSchedulePass(ModulePass):
     tile: tuple[int, ...] | None = None
     parallel: bool = True
     print_schedule: bool = False
+    threads: int = 1
 
     @classmethod
     def from_options(cls, options: ScheduleOptions) -> AffineIslSchedulePass:
-        return cls(options.fusion, options.tile, options.parallel)
+        return cls(
+            options.fusion, options.tile, options.parallel, threads=options.threads
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tile = None if self.tile is None else tuple(self.tile)
-        options = ScheduleOptions(self.fusion, tile, self.parallel)
+        options = ScheduleOptions(self.fusion, tile, self.parallel, self.threads)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 schedule_function(fn, options, print_schedule=self.print_schedule)

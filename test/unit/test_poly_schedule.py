@@ -141,9 +141,36 @@ def test_auto_tiling_leaves_the_innermost_parallel_member_whole() -> None:
     fn = _funcs(module)[0]
     tree = schedule_function(fn, ScheduleOptions())
     assert tree is not None
-    assert "floor((m)/192)" in tree
+    assert "floor((m)/512)" in tree
     assert "floor((r_k)/256)" in tree
     assert "floor((n)/" not in tree
+
+
+@pytest.mark.parametrize(
+    ("rows", "threads", "tile"),
+    [(1024, 1, 512), (1024, 2, 512), (1024, 3, 344), (1000, 2, 504), (4096, 2, 512)],
+)
+def test_auto_tiling_splits_the_parallel_member_evenly(
+    rows: int, threads: int, tile: int
+) -> None:
+    # A multiple of `threads` row tiles of (nearly) equal size, at most ~512.
+    module = lower(parse_tc(MATMUL), "affine", {"M": rows, "K": 1024, "N": 64})
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(threads=threads))
+    assert tree is not None
+    assert f"floor((m)/{tile})" in tree
+    tiles = -(-rows // tile)
+    assert tiles % threads == 0
+    assert rows - (tiles - 1) * tile > tile - 8 * threads
+
+
+def test_auto_tiling_keeps_small_parallel_members_in_one_tile() -> None:
+    # 192 rows are one tile (the parallel point loop shares them), not 2 x 96.
+    module = lower(parse_tc(MATMUL), "affine", {"M": 192, "K": 1024, "N": 64})
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(threads=2))
+    assert tree is not None
+    assert "floor((m)/192)" in tree
 
 
 def _parallel_loops(fn: func.FuncOp) -> list[affine.ParallelOp]:
@@ -163,7 +190,7 @@ def test_point_loop_is_parallel_when_the_tile_loop_runs_once() -> None:
 
 
 def test_no_parallel_loop_inside_a_parallel_tile_loop() -> None:
-    module = lower(parse_tc(MATMUL), "affine", {"M": 256, "K": 64, "N": 64})
+    module = lower(parse_tc(MATMUL), "affine", {"M": 1024, "K": 64, "N": 64})
     fn = _funcs(module)[0]
     assert schedule_function(fn, ScheduleOptions()) is not None
     par = _parallel_loops(fn)
