@@ -25,3 +25,10 @@ import os
 # PyTorch reads this once at import: huge-page backed allocations make a fresh
 # 64 MiB output 2-3x cheaper (anchor-perf.md). Set before anything imports torch.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+# OpenBLAS's idle workers spin for 2^28 cycles (~0.1 s) after every call,
+# taking cores from whatever is timed next in the interleaved rounds: AᵀB
+# 1024², ours, 2 threads, measured 15.5 ms alone and 31 ms right after a
+# NumPy matmul (the flush between calls is shorter than the spin). 2^4 cycles
+# puts them to sleep at once; NumPy pays a wake-up of microseconds per call.
+# Read when NumPy loads OpenBLAS: set before anything imports numpy.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")

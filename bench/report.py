@@ -8,6 +8,7 @@ peer (below 1 = we win).
 from __future__ import annotations
 
 import math
+import os
 import statistics
 
 from bench.harness import TOLERANCE
@@ -221,7 +222,9 @@ def markdown(result: RunResult) -> str:
         f"Run mode: {mode}; threads T = {t} for every implementation (NumPy's BLAS "
         "via threadpoolctl, `torch.set_num_threads`, ours via "
         "`CpuOptions(threads=T)`); float32. Peers interleaved in one process, "
-        "order rotated each round; warm-up first; "
+        "order rotated each round; warm-up first; OpenBLAS's idle workers "
+        f"sleep at once (`OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}`: "
+        "their default spin of ~0.1 s took the cores from the next timed call); "
         + (
             "96 MiB cache flush before each timed call; "
             if result.flush
