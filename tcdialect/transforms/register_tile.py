@@ -73,6 +73,12 @@ Result (without packing)::
       affine.parallel %u = u_end to ub_u { the same with 1 row }
     }
 
+When `v`'s extent is a known number, the two remainder strips are one
+instead: a strip of exactly the `ceil(rem / VL)` vectors left, only its last
+vector masked (54 columns by 3 x 16: 48, then one masked vector; 45 by 2 x 8:
+32, then 2 vectors with the second masked), so the remainder keeps MR x count
+accumulators instead of MR x 1.
+
 (`u_end = lb_u + ((ub_u - lb_u) floordiv MR) * MR` etc., with `ub` clamped
 to `>= lb`; index arithmetic is `affine.apply` / `arith.maxsi/minsi`, folded
 when the bounds are constants, and strips that are statically empty are not
@@ -1061,9 +1067,19 @@ class _Rewriter:
             d = plan.dim(iv)
             if plan.mode == 1 and iv == plan.vec_iv:
                 variants = [_Variant(f, lanes)]
-                if f > 1:
-                    variants.append(_Variant(1, lanes))
-                variants.append(_Variant(1, lanes, masked=True))
+                ext = d.static_extent()
+                if ext is not None:
+                    # one strip of exactly the vectors left, the last masked
+                    # when partial (54 = 3 x 16 + one strip of 1 masked
+                    # vector; 26 = 16 + 10: a strip of 1 masked vector)
+                    left = ext % (f * lanes)
+                    if left:
+                        count = -(-left // lanes)
+                        variants.append(_Variant(count, lanes, left % lanes != 0))
+                else:
+                    if f > 1:
+                        variants.append(_Variant(1, lanes))
+                    variants.append(_Variant(1, lanes, masked=True))
             else:
                 variants = [_Variant(f, 1)] + ([_Variant(1, 1)] if f > 1 else [])
             strips.append(_Strip(iv, d.parallel, variants))
@@ -1151,7 +1167,8 @@ class _Rewriter:
         zeros: dict[Attribute, SSAValue] = {}
         copies = [op for op in plan.packed if op not in plan.gathers]
         if var.masked and copies:
-            n = em.index(em.sym(lambda s0, s1: s1 - s0, v0, ub))
+            last = (var.count - 1) * lanes
+            n = em.index(em.sym(lambda s0, s1, o=last: s1 - s0 - o, v0, ub))
             mask = em.val(vector.CreateMaskOp([n], VectorType(IntegerType(1), [lanes])))
             for op in plan.packed:
                 if op in plan.gathers:
@@ -1199,7 +1216,7 @@ class _Rewriter:
                     )
                     for r in amap.results
                 ]
-                if mask is not None:
+                if mask is not None and j == var.count - 1:
                     x = loop_em.val(
                         vector.MaskedLoadOp(access.memref, indices, mask, zeros[t], t)
                     )
@@ -1332,12 +1349,18 @@ class _Kernel:
         self.zeros: dict[Attribute, SSAValue] = {}
         mode1 = self.plan.mode == 1
         vvar = env[self.plan.vec_iv][1] if mode1 else None
+        self.mask_point = -1
+        """The vector (its index along the vector IV) that `mask` covers."""
         if vvar is not None and vvar.masked:
             base = env[self.plan.vec_iv][0]
-            n = em.index(em.sym(lambda s0, s1: s1 - s0, base, self._strip_ub()))
+            last = (vvar.count - 1) * self.plan.lanes
+            n = em.index(
+                em.sym(lambda s0, s1, o=last: s1 - s0 - o, base, self._strip_ub())
+            )
             self.mask = em.val(
                 vector.CreateMaskOp([n], VectorType(IntegerType(1), [self.plan.lanes]))
             )
+            self.mask_point = vvar.count - 1
         # row-packed loads: only the full row strips have their copy
         self.full_rows = False
         self.strip_index: SSAValue | None = None
@@ -1380,7 +1403,7 @@ class _Kernel:
         for p in self.points:
             operands = [self.iv_value(v, p, None) for v in target.operands]
             if mode1:
-                accs.append(self.vector_load(em, target, operands, self.rw.vt))
+                accs.append(self.vector_load(em, target, operands, self.rw.vt, p))
             else:
                 accs.append(
                     em.val(LoadOp(target.memref, operands, AffineMapAttr(target.map)))
@@ -1413,7 +1436,7 @@ class _Kernel:
         for p, value in zip(self.points, results):
             operands = [self.iv_value(v, p, None) for v in target.operands]
             if mode1:
-                self.vector_store(em, value, target, operands)
+                self.vector_store(em, value, target, operands, p)
             else:
                 em.op(
                     StoreOp(value, target.memref, operands, AffineMapAttr(target.map))
@@ -1517,15 +1540,22 @@ class _Kernel:
             self.zeros[t] = self.em.constant(0, t)
         return self.zeros[t]
 
+    def _masked(self, p: tuple[int, ...]) -> bool:
+        """Whether the vector at point `p` is the masked one."""
+        if self.mask is None:
+            return False
+        return p[self.dims.index(self.plan.vec_iv)] == self.mask_point
+
     def vector_load(
         self,
         em: _Emitter,
         access: _Access,
         operands: Sequence[SSAValue],
         t: VectorType[Attribute],
+        p: tuple[int, ...],
     ) -> SSAValue:
         indices = self._indices(em, access, operands)
-        if self.mask is not None:
+        if self.mask is not None and self._masked(p):
             return em.val(
                 vector.MaskedLoadOp(
                     access.memref, indices, self.mask, self.zero(em, t), t
@@ -1539,9 +1569,10 @@ class _Kernel:
         value: SSAValue,
         access: _Access,
         operands: Sequence[SSAValue],
+        p: tuple[int, ...],
     ) -> None:
         indices = self._indices(em, access, operands)
-        if self.mask is not None:
+        if self.mask is not None and self._masked(p):
             em.op(vector.MaskedStoreOp(access.memref, indices, self.mask, value))
         else:
             em.op(vector.StoreOp(value, access.memref, indices))
@@ -1604,7 +1635,7 @@ class _Body:
             operands = [k.iv_value(x, p, self.red_iv) for x in access.operands]
             if self.is_vec(v):
                 t = VectorType(v.type, [k.plan.lanes])
-                out = k.vector_load(em, access, operands, t)
+                out = k.vector_load(em, access, operands, t, p)
             else:
                 out = em.val(
                     LoadOp(access.memref, operands, AffineMapAttr(access.map), v.type)

@@ -4,8 +4,8 @@
 // convert-tc-to-affine writes it): vectors along n (stride 1 in C and B),
 // 3 rows of m x 2 vectors of 8 accumulators, loaded once, updated by FMAs
 // with A broadcast per row and B loaded per vector, stored once. Remainders:
-// columns 32..40 with one vector, columns 40..45 masked (5 lanes), row 9 with
-// one row.
+// columns 32..45 as one strip of 2 vectors, the second masked (5 lanes); row 9
+// with one row.
 
 func.func @mm(%A: memref<10x32xf32>, %B: memref<32x45xf32>, %C: memref<10x45xf32>) {
   "affine.parallel"() <{reductions = [], lowerBoundsMap = affine_map<() -> (0, 0)>, lowerBoundsGroups = dense<1> : tensor<2xi32>, upperBoundsMap = affine_map<() -> (10, 45)>, upperBoundsGroups = dense<1> : tensor<2xi32>, steps = [1 : i64, 1 : i64]}> ({
@@ -63,24 +63,29 @@ func.func @mm(%A: memref<10x32xf32>, %B: memref<32x45xf32>, %C: memref<10x45xf32
 // CHECK-NEXT:       affine.yield
 // CHECK-NEXT:     }) : () -> ()
 
-// One vector per row for columns 32..40:
-// CHECK-NEXT:     "affine.parallel"() <{{.*}}lowerBoundsMap = affine_map<() -> (32)>{{.*}}upperBoundsMap = affine_map<() -> (40)>{{.*}}steps = [8 : i64]}> ({
+// Columns 32..45 (known extent): one strip of exactly the 2 vectors left,
+// the second masked to its 5 lanes (45 - (32 + 8)); the first loads plainly:
+// CHECK-NEXT:     "affine.parallel"() <{{.*}}lowerBoundsMap = affine_map<() -> (32)>{{.*}}upperBoundsMap = affine_map<() -> (45)>{{.*}}steps = [16 : i64]}> ({
 // CHECK-NEXT:     ^bb0(%n_1: index):
-// CHECK:            affine.for %k_1 = 0 to 32 iter_args(%43 = %37, %44 = %38, %45 = %39) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-NEXT:       %35 = affine.apply affine_map<()[s0] -> (((s0 * -1) + 37))> ()[%n_1]
+// CHECK-NEXT:       %36 = vector.create_mask %35 : vector<8xi1>
+// CHECK:            %39 = affine.apply affine_map<()[s0] -> ((s0 + 8))> ()[%n_1]
+// CHECK-NEXT:       %40 = vector.load %C[%m, %n_1] : memref<10x45xf32>, vector<8xf32>
+// CHECK-NEXT:       %41 = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK-NEXT:       %42 = vector.maskedload %C[%m, %39], %36, %41 : memref<10x45xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK:            affine.for %k_1 = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK:              %61 = vector.load %B[%k_1, %n_1] : memref<32x45xf32>, vector<8xf32>
+// CHECK:              %63 = vector.maskedload %B[%k_1, %39], %36, %41 : memref<32x45xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK:            vector.store %47, %C[%m, %n_1] : memref<10x45xf32>, vector<8xf32>
+// CHECK-NEXT:       vector.maskedstore %C[%m, %39], %36, %48 : memref<10x45xf32>, vector<8xi1>, vector<8xf32>
+// CHECK-NOT:      vector.load %C[%m, %39]
 
-// Columns 40..45: masked loads and stores of C and B (5 lanes):
-// CHECK:          "affine.parallel"() <{{.*}}lowerBoundsMap = affine_map<() -> (40)>{{.*}}upperBoundsMap = affine_map<() -> (45)>{{.*}}steps = [8 : i64]}> ({
-// CHECK-NEXT:     ^bb0(%n_2: index):
-// CHECK-NEXT:       %56 = affine.apply affine_map<()[s0] -> (((s0 * -1) + 45))> ()[%n_2]
-// CHECK-NEXT:       %57 = vector.create_mask %56 : vector<8xi1>
-// CHECK:            %61 = vector.maskedload %C[%m, %n_2], %57, %60 : memref<10x45xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
-// CHECK:            %72 = vector.maskedload %B[%k_2, %n_2], %57, %60 : memref<32x45xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
-// CHECK:          vector.maskedstore %C[%59, %n_2], %57, %66 : memref<10x45xf32>, vector<8xi1>, vector<8xf32>
-
-// The last row, with 2 vectors, 1 vector, masked:
+// The last row, with the same two strips:
 // CHECK:        "affine.parallel"() <{{.*}}lowerBoundsMap = affine_map<() -> (9)>{{.*}}upperBoundsMap = affine_map<() -> (10)>{{.*}}steps = [1 : i64]}> ({
 // CHECK-NEXT:   ^bb0(%m_1: index):
-// CHECK:            %83, %84 = affine.for %k_3 = 0 to 32 iter_args(%85 = %81, %86 = %82) -> (vector<8xf32>, vector<8xf32>) {
-// CHECK:            %94 = affine.for %k_4 = 0 to 32 iter_args(%95 = %93) -> (vector<8xf32>) {
-// CHECK:            %104 = affine.for %k_5 = 0 to 32 iter_args(%105 = %103) -> (vector<8xf32>) {
+// CHECK:            affine.for %k_2 = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:            %87 = vector.create_mask %86 : vector<8xi1>
+// CHECK:            affine.for %k_3 = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:            vector.maskedstore %C[%m_1, %88], %87, %93
+// CHECK-NOT:        affine.for
 // CHECK:          func.return
