@@ -141,8 +141,10 @@ AVX-512, 8 with AVX2). `rows` = MR (mode 1) / P (mode 2); `vectors` = NV
 (mode 1) / Q (mode 2). Defaults: 16 lanes → MR=8, NV=3 (24 accumulators
 of 32 zmm; an in-L1 kernel measured here ran 8 x 2 at 63 GFLOP/s, 8 x 3
 and 6 x 4 at 91, 12 x 2 at 73, 4 x 6 at 82: each step loads MR + NV
-values for MR * NV FMAs), 8 lanes → MR=6, NV=2 (12 of 16 ymm), else 4 x 2; mode 2 uses 4 x 4 (16 lanes) or 3 x 3; they shrink to
-static extents smaller than the tile.
+values for MR * NV FMAs), 8 lanes → MR=6, NV=2 (12 of 16 ymm), else
+4 x 2; mode 2 uses 4 x 4 (16 lanes) or 3 x 3. They shrink to static extents
+smaller than the tile (NV to the vectors that cover the extent, the last
+one masked: 26 columns by 16 lanes keep NV = 2).
 
 Mode 2 needs a reduction loop of at least VL iterations (or an unknown
 number). Nests that do not match are left alone (non-reductions, several statements,
@@ -798,7 +800,8 @@ def _factors(plan: _Plan, lanes32: int, rows: int, vectors: int) -> list[int]:
         if not vectors:
             ext = plan.dim(plan.vec_iv).static_extent()
             if ext is not None:
-                nv = max(1, min(nv, ext // plan.lanes))
+                # a partial last vector is masked (26 columns: 16 + 10 masked)
+                nv = max(1, min(nv, -(-ext // plan.lanes)))
         if len(plan.unrolled) == 1:
             return [nv]
         if not rows:
