@@ -985,6 +985,25 @@ def _bound_map(v: _Val) -> AffineMapAttr:
     return AffineMapAttr(AffineMap(0, 1, (AffineExpr.symbol(0),)))
 
 
+def _reduction_loop(
+    em: _Emitter, lo: _Val, hi: _Val, step: int, init: list[SSAValue], body: Block
+) -> list[SSAValue]:
+    """`affine.for lo to hi step step iter_args(init)` around `body` (its
+    first argument the IV, then one per `init`; it ends in its yield)."""
+    loop = xaffine.ForOp.from_region(
+        [lo] if isinstance(lo, SSAValue) else [],
+        [hi] if isinstance(hi, SSAValue) else [],
+        init,
+        [a.type for a in init],
+        _bound_map(lo),
+        _bound_map(hi),
+        Region(body),
+        step,
+    )
+    em.op(loop)
+    return list(loop.results)
+
+
 def _body_emitter(block: Block) -> _Emitter:
     """An emitter inserting before the block's terminator."""
 
@@ -1546,18 +1565,7 @@ class _Kernel:
                     list(block.args[1 + u * n : 1 + (u + 1) * n])
                 )
             block.add_op(xaffine.YieldOp.get(*results))
-            loop = xaffine.ForOp.from_region(
-                [lb] if isinstance(lb, SSAValue) else [],
-                [end_split] if isinstance(end_split, SSAValue) else [],
-                init,
-                [a.type for a in init],
-                _bound_map(lb),
-                _bound_map(end_split),
-                Region(block),
-                split * lanes,
-            )
-            em.op(loop)
-            parts = list(loop.results)
+            parts = _reduction_loop(em, lb, end_split, split * lanes, init, block)
             combine = self.stmt.combine
             vecs = []
             for i in range(n):
@@ -1586,18 +1594,7 @@ class _Kernel:
                 list(block.args[1:])
             )
             block.add_op(xaffine.YieldOp.get(*results))
-            loop = xaffine.ForOp.from_region(
-                [lo] if isinstance(lo, SSAValue) else [],
-                [hi] if isinstance(hi, SSAValue) else [],
-                init,
-                [a.type for a in init],
-                _bound_map(lo),
-                _bound_map(hi),
-                Region(block),
-                step,
-            )
-            em.op(loop)
-            out.append(list(loop.results))
+            out.append(_reduction_loop(em, lo, hi, step, init, block))
         return out[1] + out[0]
 
     # -- memory ------------------------------------------------------------
