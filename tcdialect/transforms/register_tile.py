@@ -1616,9 +1616,8 @@ class _Kernel:
         return self.zeros[t]
 
     def _masked(self, p: tuple[int, ...]) -> bool:
-        """Whether the vector at point `p` is the masked one."""
-        if self.mask is None:
-            return False
+        """Whether the vector at point `p` is the masked one (`mask_point` is
+        -1 without a mask)."""
         return p[self.dims.index(self.plan.vec_iv)] == self.mask_point
 
     def vector_load(
