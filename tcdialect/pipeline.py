@@ -68,7 +68,8 @@ def stage_passes(
     (the defaults when None; `False` skips scheduling: the loops keep the
     order `convert-tc-to-affine` gave them). ``loops`` starts with
     `contract-temporaries` and `register-tile` (vector width from the host;
-    left out when `register_tile` is False).
+    left out when `register_tile` is False), and `expand-math-polynomials`
+    scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
     """
     if stage == "tc":
         if not sizes:
@@ -91,6 +92,7 @@ def stage_passes(
     if stage == "loops":
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+        from tcdialect.backend.cpu import host_native_ldexp
         from tcdialect.transforms.contract_temporaries import (
             ContractTemporariesPass,
         )
@@ -108,7 +110,7 @@ def stage_passes(
             *([RegisterTilePass()] if register_tile else []),
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),
-            ExpandMathPolynomialsPass(),
+            ExpandMathPolynomialsPass(native_ldexp=host_native_ldexp()),
             DeadCodeElimination(),
         ]
     if stage == "llvm":

@@ -250,6 +250,12 @@ def host_vector_width(elem_bits: int = 32) -> int:
     return max(1, bits // elem_bits)
 
 
+def host_native_ldexp() -> bool:
+    """Whether LLVM's `llvm.ldexp` is one host instruction (x86 `vscalef`,
+    AVX-512); elsewhere it is a C library call per element."""
+    return "+avx512f" in _host().features.split(",")
+
+
 def have_openmp() -> bool:
     """Whether `__tc_parallel_for` runs on libgomp threads in this process."""
     return _host().openmp

@@ -5,8 +5,8 @@
 // vector<..xi32>, and conditions integer masks (xDSL's arith.cmpf/select only
 // have i1 conditions): a comparison with a constant is the sign of x - c, a
 // NaN test the sign of 0x7f800000 - (bits & 0x7fffffff), a select
-// b ^ ((a ^ b) & mask). The results are those of the scalar expansion, bit
-// for bit.
+// b ^ ((a ^ b) & mask): exp's clamp is minnum/maxnum with the NaN selected
+// back. The results are those of the scalar expansion, bit for bit.
 
 builtin.module {
   func.func @vexp(%x: vector<8xf32>) -> vector<8xf32> {
@@ -19,21 +19,26 @@ builtin.module {
 // CHECK-NOT:     arith.cmpf
 // CHECK-NOT:     arith.select
 // CHECK:         %[[LO:.*]] = arith.constant dense<-1.040000e+02> : vector<8xf32>
-// CHECK-NEXT:    %{{.*}} = arith.maxnumf %x, %[[LO]] : vector<8xf32>
-// CHECK:         arith.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
-// CHECK:         arith.shrsi %{{.*}} : vector<8xi32>
-// CHECK:         %[[XB:.*]] = arith.bitcast %x : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT:    %[[C1:.*]] = arith.maxnumf %x, %[[LO]] : vector<8xf32>
+// CHECK-NEXT:    %[[HI:.*]] = arith.constant dense<8.900000e+01> : vector<8xf32>
+// CHECK-NEXT:    %[[C2:.*]] = arith.minnumf %[[C1]], %[[HI]] : vector<8xf32>
+// CHECK-NEXT:    %[[XB:.*]] = arith.bitcast %x : vector<8xf32> to vector<8xi32>
 // CHECK-NEXT:    %[[ABSM:.*]] = arith.constant dense<2147483647> : vector<8xi32>
 // CHECK-NEXT:    %[[MAG:.*]] = arith.andi %[[XB]], %[[ABSM]] : vector<8xi32>
 // CHECK-NEXT:    %[[INF:.*]] = arith.constant dense<2139095040> : vector<8xi32>
 // CHECK-NEXT:    %[[D:.*]] = arith.subi %[[INF]], %[[MAG]] : vector<8xi32>
 // CHECK-NEXT:    %[[C31:.*]] = arith.constant dense<31> : vector<8xi32>
 // CHECK-NEXT:    %[[NAN:.*]] = arith.shrsi %[[D]], %[[C31]] : vector<8xi32>
-// CHECK-NEXT:    %[[YB:.*]] = arith.bitcast %[[Y:.*]] : vector<8xf32> to vector<8xi32>
-// CHECK-NEXT:    %[[X:.*]] = arith.xori %[[XB]], %[[YB]] : vector<8xi32>
+// CHECK-NEXT:    %[[CB:.*]] = arith.bitcast %[[C2]] : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT:    %[[X:.*]] = arith.xori %[[XB]], %[[CB]] : vector<8xi32>
 // CHECK-NEXT:    %[[A:.*]] = arith.andi %[[X]], %[[NAN]] : vector<8xi32>
-// CHECK-NEXT:    %[[R:.*]] = arith.xori %[[YB]], %[[A]] : vector<8xi32>
-// CHECK-NEXT:    %y = arith.bitcast %[[R]] : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT:    %[[R:.*]] = arith.xori %[[CB]], %[[A]] : vector<8xi32>
+// CHECK-NEXT:    %[[XC:.*]] = arith.bitcast %[[R]] : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT:    %[[L2E:.*]] = arith.constant dense<1.44269502> : vector<8xf32>
+// CHECK-NEXT:    %{{.*}} = arith.mulf %[[XC]], %[[L2E]] fastmath<contract> : vector<8xf32>
+// CHECK:         arith.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK:         arith.shrsi %{{.*}} : vector<8xi32>
+// CHECK:         %y = arith.mulf %{{.*}} : vector<8xf32>
 // CHECK-NEXT:    func.return %y : vector<8xf32>
 
 // MASK-LABEL: func.func @vexp(
