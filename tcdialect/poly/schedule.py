@@ -24,7 +24,14 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   point loops keep their original values. Inside a tile the point loops are
   rescheduled with the `min` strategy (TC's `intraTileScheduleFusionStrategy`):
   one band per statement, in textual order (only when that order respects the
-  dependences within a tile; otherwise the point band stays fused).
+  dependences within a tile; otherwise the point band stays fused), below
+  the leading point loops all statements share: a loop stays shared while it
+  leads every statement's own order, each statement keeps two parallel loops
+  of its own, and no statement loses its last outer product (two loops with
+  a load varying along one and not the other, and another load the other way
+  round: the rows and vectors of a register tile). An initialisation's slice
+  is then accumulated while in cache (kronecker3: 22.4 -> 15.9 ms, group
+  conv 3.9 -> 3.5 ms on 2 threads).
 - **intra-tile order**: a band that schedules a single statement (a point
   band, or an untiled outer band) is permuted so that its innermost member is
   the one along which the most accesses are stride-1 or invariant (ties keep
@@ -320,10 +327,11 @@ def _stride_score(scop: Scop, name: str, dim: int | None, coincident: bool) -> f
     return score
 
 
-def _statement_band(
+def _statement_order(
     scop: Scop, name: str, pm: isl.MultiUnionPwAff, coincident: list[bool]
-) -> tuple[isl.MultiUnionPwAff, list[bool]] | None:
-    """`pm` restricted to statement `name`, constant members dropped, reordered."""
+) -> list[int]:
+    """The members of `pm` for statement `name`, constant ones dropped, with
+    the best innermost one (`_stride_score`) moved last."""
     stmt = scop.statements[name]
     ndims = len(stmt.dims)
     keep: list[tuple[int, int | None, float]] = []
@@ -337,9 +345,19 @@ def _statement_band(
         dim = _member_dim(aff, ndims) if aff is not None else None
         keep.append((k, dim, _stride_score(scop, name, dim, coincident[k])))
     if not keep:
-        return None
+        return []
     best = max(range(len(keep)), key=lambda i: (keep[i][2], i))
-    order = [k for i, (k, _, _) in enumerate(keep) if i != best] + [keep[best][0]]
+    return [k for i, (k, _, _) in enumerate(keep) if i != best] + [keep[best][0]]
+
+
+def _statement_band(
+    scop: Scop, name: str, pm: isl.MultiUnionPwAff, coincident: list[bool]
+) -> tuple[isl.MultiUnionPwAff, list[bool]] | None:
+    """`pm` restricted to statement `name`, constant members dropped, reordered."""
+    order = _statement_order(scop, name, pm, coincident)
+    if not order:
+        return None
+    stmt = scop.statements[name]
     filt = isl.UnionSet.from_set(isl.Set.universe(stmt.domain.get_space()))
     lst = isl.UnionPwAffList.alloc(_ctx(), len(order))
     for k in order:
@@ -377,13 +395,92 @@ def _forward_within(
     return all(index[a] <= index[b] for a, b in _pairs(d) if a in index and b in index)
 
 
+def _reads_along(scop: Scop, name: str, dim: int | None) -> frozenset[int]:
+    """The reads of statement `name` (of arrays it does not write) whose
+    subscripts depend on statement dim `dim` (all of them for None)."""
+    stmt = scop.statements[name]
+    written = {a.array for a in stmt.accesses if a.kind in ("write", "may_write")}
+    out: set[int] = set()
+    for i, a in enumerate(stmt.accesses):
+        if a.kind not in ("read", "may_read") or a.array in written:
+            continue
+        if dim is None or a.kind != "read" or not a.map.is_single_valued():
+            out.add(i)
+            continue
+        pma = isl.PwMultiAff.from_map(a.map)
+        if pma.n_piece() != 1:
+            out.add(i)
+            continue
+        ma = _pieces(pma)[0][1]
+        if any(
+            not ma.get_aff(j).get_coefficient_val(isl.dim_type.in_, dim).is_zero()
+            for j in range(ma.dim(isl.dim_type.out))
+        ):
+            out.add(i)
+    return frozenset(out)
+
+
+def _outer_product(
+    scop: Scop,
+    name: str,
+    pm: isl.MultiUnionPwAff,
+    coinc: list[bool],
+    members: list[int],
+) -> bool:
+    """Whether two coincident `members` form an outer product for statement
+    `name`: a read varies along one and not the other, another read the other
+    way round (the rows and vectors of a register tile, each load reused)."""
+    stmt = scop.statements[name]
+    along: list[frozenset[int]] = []
+    for k in members:
+        if coinc[k]:
+            aff = _single_aff(pm.get_union_pw_aff(k), stmt.domain)
+            dim = _member_dim(aff, len(stmt.dims)) if aff is not None else None
+            along.append(_reads_along(scop, name, dim))
+    return any(a - b and b - a for i, a in enumerate(along) for b in along[i + 1 :])
+
+
+def _shared_members(
+    scop: Scop, names: list[str], pm: isl.MultiUnionPwAff, coinc: list[bool]
+) -> int:
+    """How many leading members of a multi-statement band stay shared.
+
+    Member k stays a loop around all statements while it is the k-th of every
+    statement's own order (`_statement_order`), every statement keeps at least
+    two coincident members below it, and a statement with an outer product
+    among its members (`_outer_product`: what a register tile unrolls) keeps
+    one below it. A producer's slice (an initialisation, a temporary) is then
+    consumed by the next statement while it is still in cache.
+    """
+    orders = [_statement_order(scop, n, pm, coinc) for n in names]
+
+    def keeps(name: str, o: list[int], k: int) -> bool:
+        rest = o[k + 1 :]
+        return (
+            len(o) > k + 1
+            and o[k] == k
+            and sum(coinc[j] for j in rest) >= 2
+            and (
+                _outer_product(scop, name, pm, coinc, rest)
+                or not _outer_product(scop, name, pm, coinc, o[k:])
+            )
+        )
+
+    shared = 0
+    while all(keeps(n, o, shared) for n, o in zip(names, orders)):
+        shared += 1
+    return shared
+
+
 def _distribute(
     scop: Scop, band: isl.ScheduleNode, deps: isl.UnionMap
 ) -> isl.ScheduleNode:
-    """Replace `band` by one reordered band per statement, in textual order.
+    """Replace `band` by one reordered band per statement, in textual order,
+    below the leading members all statements share (`_shared_members`).
 
-    Returns the node at the same position (the sequence, or the band when there
-    is only one statement or the split would break a dependence)."""
+    Returns the node at the same position (the shared band, the sequence, or
+    the band when there is only one statement or the split would break a
+    dependence)."""
     names = _statement_names(band)
     pm, coinc = _band_members(band)
     prefix = band.get_prefix_schedule_multi_union_pw_aff()
@@ -394,6 +491,10 @@ def _distribute(
         return band if sb is None else _set_band(band, *sb)
     if not band.band_get_permutable() or not _forward_within(deps, prefix, names):
         return band
+    shared = _shared_members(scop, names, pm, coinc)
+    if shared:
+        band = band.band_split(shared).child(0)
+        pm, coinc = _band_members(band)
     filters = isl.UnionSetList.alloc(_ctx(), len(names))
     for n in names:
         filters = filters.add(isl.UnionSet.from_set(scop.statements[n].domain))
@@ -404,7 +505,7 @@ def _distribute(
         if sb is not None:
             child = _set_band(child, *sb)
         node = child.parent().parent()
-    return node
+    return node.parent() if shared else node
 
 
 def _tile(node: isl.ScheduleNode, sizes: Sequence[int]) -> isl.ScheduleNode | None:
