@@ -512,6 +512,18 @@ def test_trig_large_arguments(run: _Runner, op: str) -> None:
     assert np.isnan(run(op, big)).all()
 
 
+def _assert_same_bits(run: _Runner, other: _Runner, x: np.ndarray) -> None:
+    """Every op gives the same bits under `run` and `other` (binary ops with
+    `x` reversed as the second operand)."""
+    for op in UNARY:
+        a, b = run(op, x), other(op, x)
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
+    z = x[::-1].copy()
+    for op in BINARY:
+        a, b = run(op, x, z), other(op, x, z)
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
+
+
 def test_mask_selects_give_identical_results(run: _Runner) -> None:
     masked = _Runner(mask_selects=True)
     x = np.concatenate(
@@ -520,13 +532,7 @@ def test_mask_selects_give_identical_results(run: _Runner) -> None:
             np.float32([0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 0.5, 1e-45]),
         ]
     )
-    for op in UNARY:
-        a, b = run(op, x), masked(op, x)
-        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
-    z = x[::-1].copy()
-    for op in BINARY:
-        a, b = run(op, x, z), masked(op, x, z)
-        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
+    _assert_same_bits(run, masked, x)
 
 
 def test_vector_operands_give_the_scalar_results(run: _Runner) -> None:
@@ -539,13 +545,7 @@ def test_vector_operands_give_the_scalar_results(run: _Runner) -> None:
             np.float32([0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 0.5]),
         ]
     )
-    for op in UNARY:
-        a, b = run(op, x), vec(op, x)
-        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
-    z = x[::-1].copy()
-    for op in BINARY:
-        a, b = run(op, x, z), vec(op, x, z)
-        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
+    _assert_same_bits(run, vec, x)
 
 
 def test_native_ldexp_gives_identical_results(run: _Runner) -> None:
@@ -560,13 +560,7 @@ def test_native_ldexp_gives_identical_results(run: _Runner) -> None:
     )
     x = x[: x.size // 8 * 8]
     for native in (_Runner(False, 0, True), _Runner(False, 8, True)):
-        for op in UNARY:
-            a, b = run(op, x), native(op, x)
-            np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
-        z = x[::-1].copy()
-        for op in BINARY:
-            a, b = run(op, x, z), native(op, x, z)
-            np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32), op)
+        _assert_same_bits(run, native, x)
 
 
 def test_no_call_or_math_op_is_left() -> None:
