@@ -16,10 +16,13 @@ Contract:
   intrinsics), every other op (`math.sqrt`, `fma`, `floor`, ...: LLVM
   instructions; `powf` and `fmodf`: C library calls), calls of functions
   with a body.
-* The code uses only IEEE f32 operations with round-to-nearest and no
-  fast-math flags (no reassociation or contraction), so results do not
-  depend on the vector width or the target: scalar and vector code agree bit
-  for bit. Subnormal inputs and results are handled (no flush to zero).
+* The code uses only IEEE f32 operations with round-to-nearest; the one
+  fast-math flag is `contract` on multiply-adds (`_Emitter.muladd`), which
+  LLVM fuses into FMAs on targets that have them, scalar and vector alike,
+  so scalar and vector code agree bit for bit (no reassociation). With
+  `native_ldexp`, scaling by 2^n is an `llvm.call_intrinsic "llvm.ldexp.*"`,
+  rounded once like the exponent-bit version: the same bits. Subnormal inputs
+  and results are handled (no flush to zero).
 * Conditions: for scalars `arith.cmpf` and `arith.select`. For vectors
   integer masks (xDSL 0.74's `cmpf`/`select` only have `i1` conditions): a
   comparison with a constant c is the sign bit of `x - c` (exact, never 0
