@@ -232,6 +232,11 @@ def _load_libgomp() -> bool:
     return bool(binding.address_of_symbol("GOMP_parallel"))
 
 
+def _host_features() -> set[str]:
+    """LLVM's host CPU features, `+name` / `-name`."""
+    return set(_host().features.split(","))
+
+
 def host_vector_width(elem_bits: int = 32) -> int:
     """Lanes of `elem_bits`-bit elements in one host vector register.
 
@@ -240,7 +245,7 @@ def host_vector_width(elem_bits: int = 32) -> int:
     """
     if elem_bits <= 0:
         raise ValueError(f"elem_bits must be positive, got {elem_bits}")
-    features = set(_host().features.split(","))
+    features = _host_features()
     if "+avx512f" in features:
         bits = 512
     elif "+avx" in features:
@@ -253,7 +258,7 @@ def host_vector_width(elem_bits: int = 32) -> int:
 def host_native_ldexp() -> bool:
     """Whether LLVM's `llvm.ldexp` is one host instruction (x86 `vscalef`,
     AVX-512); elsewhere it is a C library call per element."""
-    return "+avx512f" in _host().features.split(",")
+    return "+avx512f" in _host_features()
 
 
 def have_openmp() -> bool:

@@ -57,7 +57,7 @@ from typing import Any
 import islpy as isl
 
 from tcdialect.diagnostics import TCError
-from tcdialect.poly.scop import Scop
+from tcdialect.poly.scop import Access, Scop
 
 FUSIONS: tuple[str, ...] = ("max", "preserve3coincident", "min")
 PARALLEL_MARK = "parallel"
@@ -301,6 +301,21 @@ def _member_dim(aff: isl.Aff, ndims: int) -> int | None:
     return nz[0] if c.abs().is_one() else None
 
 
+def _coefficients(a: Access, dim: int) -> list[isl.Val] | None:
+    """The coefficient of statement dim `dim` in each subscript of `a`; None
+    when `a` is not one affine function (a may-access, a piecewise map)."""
+    if not a.map.is_single_valued():
+        return None
+    pma = isl.PwMultiAff.from_map(a.map)
+    if pma.n_piece() != 1:
+        return None
+    ma = _pieces(pma)[0][1]
+    return [
+        ma.get_aff(j).get_coefficient_val(isl.dim_type.in_, dim)
+        for j in range(ma.dim(isl.dim_type.out))
+    ]
+
+
 def _stride_score(scop: Scop, name: str, dim: int | None, coincident: bool) -> float:
     """How well a loop over statement dim `dim` suits the innermost position."""
     if dim is None:
@@ -309,15 +324,10 @@ def _stride_score(scop: Scop, name: str, dim: int | None, coincident: bool) -> f
     for a in scop.statements[name].accesses:
         if a.kind not in ("read", "write"):
             continue
-        pma = isl.PwMultiAff.from_map(a.map)
-        if pma.n_piece() != 1:
+        coefs = _coefficients(a, dim)
+        if coefs is None:
             score -= 3
             continue
-        ma = _pieces(pma)[0][1]
-        n = ma.dim(isl.dim_type.out)
-        coefs = [
-            ma.get_aff(j).get_coefficient_val(isl.dim_type.in_, dim) for j in range(n)
-        ]
         if all(c.is_zero() for c in coefs):
             score += 1
         elif all(c.is_zero() for c in coefs[:-1]) and coefs[-1].abs().is_one():
@@ -404,18 +414,8 @@ def _reads_along(scop: Scop, name: str, dim: int | None) -> frozenset[int]:
     for i, a in enumerate(stmt.accesses):
         if a.kind not in ("read", "may_read") or a.array in written:
             continue
-        if dim is None or a.kind != "read" or not a.map.is_single_valued():
-            out.add(i)
-            continue
-        pma = isl.PwMultiAff.from_map(a.map)
-        if pma.n_piece() != 1:
-            out.add(i)
-            continue
-        ma = _pieces(pma)[0][1]
-        if any(
-            not ma.get_aff(j).get_coefficient_val(isl.dim_type.in_, dim).is_zero()
-            for j in range(ma.dim(isl.dim_type.out))
-        ):
+        coefs = None if dim is None or a.kind != "read" else _coefficients(a, dim)
+        if coefs is None or not all(c.is_zero() for c in coefs):
             out.add(i)
     return frozenset(out)
 
