@@ -26,7 +26,15 @@ static alloca in the entry block, so a loop reuses it), else a `memref.alloc`
 `memref.dealloc`s are erased. Iterations of `P` touch disjoint slices of
 `%t` (subscript `j` is `%p`) and no dependence is carried by a parallel loop,
 so each value read from `%t` was written in the same iteration: the result
-is the same. Everything else (arguments, temporaries that escape into calls
+is the same.
+
+The new buffer then shrinks again, one dimension at a time, while one loop
+of its block (`affine.for` or a one-dimensional `affine.parallel`) holds
+every access and one subscript of every access is exactly that loop's IV
+(and the IV is in no other): each iteration touches only its own slice and
+nothing outside the loop touches the buffer, so even a sequential loop
+carries no value through it (layernorm's `cen(t, b, c)`: one row per
+iteration of `b` inside the parallel loop over `t`). Everything else (arguments, temporaries that escape into calls
 or other loops, accesses with `%p` in a computed subscript) is left alone.
 
 Example (softmax after max fusion; `e` was `memref<4096x1024xf32>`)::
@@ -139,18 +147,20 @@ def _drop_result(amap: AffineMap, j: int) -> AffineMap:
 
 
 def _contract(
-    alloc: memref.AllocOp,
-    loop: xaffine.ParallelOp,
+    buffer: memref.AllocOp | memref.AllocaOp,
+    loop: xaffine.ParallelOp | xaffine.ForOp,
     j: int,
     accesses: list[_Access],
     deallocs: list[memref.DeallocOp],
     stack_left: int,
-) -> int:
-    """Contract `alloc`; returns the stack bytes the new buffer takes."""
-    old = alloc.memref.type
+) -> tuple[memref.AllocOp | memref.AllocaOp, list[_Access], int]:
+    """Contract `buffer` along `loop`'s IV (subscript `j` of every access).
+
+    Returns the new buffer, its accesses and the stack bytes it takes."""
+    old = buffer.memref.type
     assert isinstance(old, MemRefType)
     shape = list(old.get_shape())
-    dynamic = list(alloc.dynamic_sizes)
+    dynamic = list(buffer.dynamic_sizes)
     if shape[j] == DYNAMIC_INDEX:  # drop that dimension's size operand
         dynamic.pop(sum(1 for s in shape[:j] if s == DYNAMIC_INDEX))
     del shape[j]
@@ -159,30 +169,67 @@ def _contract(
     first = body.first_op
     assert first is not None
     on_stack = not dynamic and _bytes(new_type) <= stack_left
-    buffer: memref.AllocOp | memref.AllocaOp
+    new_buffer: memref.AllocOp | memref.AllocaOp
     if on_stack:
-        buffer = memref.AllocaOp.get(new_type.element_type, shape=shape)
+        new_buffer = memref.AllocaOp.get(new_type.element_type, shape=shape)
     else:
-        buffer = memref.AllocOp(dynamic, [], new_type)
-    if alloc.memref.name_hint:
-        buffer.memref.name_hint = alloc.memref.name_hint
-    Rewriter.insert_op(buffer, InsertPoint.before(first))
+        new_buffer = memref.AllocOp(dynamic, [], new_type)
+    if buffer.memref.name_hint:
+        new_buffer.memref.name_hint = buffer.memref.name_hint
+    Rewriter.insert_op(new_buffer, InsertPoint.before(first))
     if not on_stack:
         terminator = body.last_op
         assert terminator is not None
-        dealloc = memref.DeallocOp.get(buffer)
+        dealloc = memref.DeallocOp.get(new_buffer)
         Rewriter.insert_op(dealloc, InsertPoint.before(terminator))
+    new_accesses: list[_Access] = []
     for a in accesses:
         amap = AffineMapAttr(_drop_result(a.map.data, j))
+        new: LoadOp | StoreOp
         if isinstance(a, xaffine.StoreOp):
-            new: Operation = StoreOp(a.value, buffer.memref, a.indices, amap)
+            new = StoreOp(a.value, new_buffer.memref, a.indices, amap)
         else:
-            new = LoadOp(buffer.memref, a.indices, amap, a.result.type)
+            new = LoadOp(new_buffer.memref, a.indices, amap, a.result.type)
         Rewriter.replace_op(a, new)
+        new_accesses.append(new)
     for d in deallocs:
         Rewriter.erase_op(d)
-    Rewriter.erase_op(alloc)
-    return _bytes(new_type) if on_stack else 0
+    Rewriter.erase_op(buffer)
+    return new_buffer, new_accesses, _bytes(new_type) if on_stack else 0
+
+
+def _inner_loop(
+    buffer: memref.AllocOp | memref.AllocaOp, accesses: list[_Access]
+) -> tuple[xaffine.ParallelOp | xaffine.ForOp, int] | None:
+    """The loop, in `buffer`'s block, around every access of a buffer that
+    was just contracted, when one subscript of every access is exactly its IV.
+
+    Each iteration of that loop then touches its own slice and nothing
+    outside the loop touches the buffer, so a value read in an iteration was
+    written in the same iteration (whether the loop is parallel or not):
+    the slice is all the buffer needs (layernorm: `cen(t, b, c)`, written
+    and read for one row `b` at a time, becomes one row)."""
+    block = buffer.parent_block()
+    if block is None or not accesses:
+        return None
+    loop: Operation | None = None
+    for a in accesses:
+        op: Operation | None = a
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()
+        if op is None or (loop is not None and op is not loop):
+            return None
+        loop = op
+    if not isinstance(loop, xaffine.ParallelOp | xaffine.ForOp):
+        return None
+    ivs = loop.body.block.args
+    if isinstance(loop, xaffine.ParallelOp) and len(ivs) != 1:
+        return None
+    positions = {_subscript_of(a, ivs[0]) for a in accesses}
+    if len(positions) != 1:
+        return None
+    (j,) = positions
+    return None if j is None else (loop, j)
 
 
 #: Stack bytes a function's contracted buffers may take together; larger
@@ -210,9 +257,21 @@ def contract_temporaries(fn: func.FuncOp) -> int:
     for op in list(entry.ops):
         if isinstance(op, memref.AllocOp) and not op.symbol_operands:
             found = _contractible(op, entry)
-            if found is not None:
-                stack_left -= _contract(op, *found, stack_left)
-                count += 1
+            if found is None:
+                continue
+            loop, j, accesses, deallocs = found
+            buffer, accesses, taken = _contract(
+                op, loop, j, accesses, deallocs, stack_left
+            )
+            count += 1
+            while (inner := _inner_loop(buffer, accesses)) is not None:
+                freed = [u.operation for u in buffer.memref.uses]
+                deallocs = [d for d in freed if isinstance(d, memref.DeallocOp)]
+                stack_left += taken
+                buffer, accesses, taken = _contract(
+                    buffer, *inner, accesses, deallocs, stack_left
+                )
+            stack_left -= taken
     return count
 
 

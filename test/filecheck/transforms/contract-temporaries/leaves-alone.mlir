@@ -79,3 +79,27 @@ func.func @escapes(%A: memref<8xf32>) {
 // CHECK-LABEL: func.func @escapes
 // CHECK-NEXT:    %t = memref.alloc() : memref<8xf32>
 // CHECK:         func.call @use(%t)
+
+// Inside the parallel loop, the loop over `b` reads row 0, written by its
+// first iteration: contracted along `t` only.
+func.func @inner_reads_another_row(%O: memref<4x8xf32>) {
+  %u = memref.alloc() : memref<4x8xf32>
+  %c = arith.constant 1.0 : f32
+  "affine.parallel"() <{reductions = [], lowerBoundsMap = affine_map<() -> (0)>, lowerBoundsGroups = dense<1> : tensor<1xi32>, upperBoundsMap = affine_map<() -> (4)>, upperBoundsGroups = dense<1> : tensor<1xi32>, steps = [1 : i64]}> ({
+  ^bb0(%t: index):
+    affine.for %b = 0 to 8 {
+      affine.store %c, %u[%t, %b] : memref<4x8xf32>
+      %x = affine.load %u[%t, 0] : memref<4x8xf32>
+      affine.store %x, %O[%t, %b] : memref<4x8xf32>
+    }
+    affine.yield
+  }) : () -> ()
+  memref.dealloc %u : memref<4x8xf32>
+  func.return
+}
+// CHECK-LABEL: func.func @inner_reads_another_row
+// CHECK:         ^bb0(%t: index):
+// CHECK-NEXT:      %u = memref.alloca() : memref<8xf32>
+// CHECK-NEXT:      affine.for %b = 0 to 8 {
+// CHECK-NEXT:        affine.store %{{.*}}, %u[%b] : memref<8xf32>
+// CHECK-NEXT:        %{{.*}} = affine.load %u[0] : memref<8xf32>
