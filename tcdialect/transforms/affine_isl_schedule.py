@@ -6,7 +6,8 @@ accesses, the textual order), dependences are computed (flow, anti, output;
 writes to the `tc.checked` error flag commute and are left out), isl computes
 a new schedule (`tcdialect.poly.schedule.compute_schedule`: fusion strategy,
 tiling with per-member sizes, an intra-tile order with a stride-1 innermost
-loop, coincident outer loops marked parallel), and the body is regenerated
+loop and, inside it, reductions over windows of at most 4 values, coincident
+outer loops marked parallel), and the body is regenerated
 from isl's AST as `affine.for` / `affine.parallel` / `affine.if` nests
 (`tcdialect.poly.codegen.regenerate`). The result is again `affine` IR (stage
 `scheduled`) and computes what the input computed: the schedule only
