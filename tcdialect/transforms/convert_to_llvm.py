@@ -721,7 +721,9 @@ class _FunctionLowering:
             args = [self.get(v, op) for v in op.operands]
             self.set(
                 op.results[0],
-                self.call_intrinsic(f"{intr}.{_float_suffix(t, op)}", args, t),
+                self.call_intrinsic(
+                    f"{intr}.{_float_suffix(t, op)}", args, t, _fastmath(op)
+                ),
             )
         elif (libm := _MATH_LIBM.get(name)) is not None:
             self.lower_libm(op, libm)

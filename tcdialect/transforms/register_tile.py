@@ -118,8 +118,9 @@ scalar, which is stored. Remainders of `u1`/`u2` use 1 row/column. With fewer
 than `SPLIT_CHAINS` (4) points, `r`'s main part runs by `S` vectors into `S`
 partial vectors per point (S = 4 // points), folded with `⊕` after the loop,
 so that at least 4 independent chains hide ⊕'s latency (`maximumf` is a
-dependent ~6-instruction sequence on x86: a row max over 16 MiB, 2 threads,
-in L3 0.70-0.79 ms split vs 1.03 ms; from memory 1.05 vs 1.15 ms).
+dependent sequence of ~6 instructions on x86, 3 with `nsz`: a row max over
+16 MiB, 2 threads, without `nsz`, in L3 0.70-0.79 ms split vs 1.03 ms; from
+memory 1.05 vs 1.15 ms).
 
 Legality
 --------

@@ -146,3 +146,38 @@ def test_log_tanh_erf_accurate_through_the_pipeline() -> None:
         with np.errstate(invalid="ignore"):
             err = np.where(same, 0.0, np.abs(g - w) / ulp)
         assert err.max() <= 2.0
+
+
+# min and max reductions leave the sign of a zero result open (`nsz`, which
+# spares x86 the ordering of -0 and +0) but still propagate NaNs, in the
+# register-tiled row reduction and in the LLVM-vectorised pooling window.
+MINMAX_KERNELS = {
+    "row_max": "def f(float(M, N) A) -> (O) { O(m) max=! A(m, r_n) }",
+    "row_min": "def f(float(M, N) A) -> (O) { O(m) min=! A(m, r_n) }",
+    "pool_max": (
+        "def f(float(M, N) A) -> (O) {"
+        " O(h, w) max=! A(2 * h + r_i, 2 * w + r_j) where r_i in 0:2, r_j in 0:2 }"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MINMAX_KERNELS))
+def test_min_max_reductions_propagate_nans(name: str) -> None:
+    k = tcdialect.define(MINMAX_KERNELS[name])
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((64, 96)).astype(np.float32)
+    a[3, 5] = np.nan  # a NaN among ordinary values
+    a[10, :] = np.nan  # a row of NaNs
+    a[20, 1::2] = np.nan  # every other element
+    a[30, :] = -0.0  # zeros of both signs
+    a[30, ::3] = 0.0
+    a[40, 7] = np.inf
+    a[41, 8] = -np.inf
+    got = k(a)
+    if name == "pool_max":
+        want = a.reshape(32, 2, 48, 2).max(axis=(1, 3))  # propagates NaNs
+    else:
+        want = (a.max if name == "row_max" else a.min)(axis=1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok], want[ok])  # -0.0 == 0.0

@@ -75,3 +75,17 @@ func.func @math64(%x: f64) -> f64 {
 // CHECK-NEXT: llvm.func @log1p(f64) -> f64
 // CHECK-NEXT: llvm.func @acosh(f64) -> f64
 // CHECK-NEXT: }
+
+// -----
+
+// Fast-math flags go onto the intrinsic call (a max reduction's `nsz` spares
+// x86 the ordering of -0 and +0); none, as above, leave the call bare.
+func.func @flags(%x: f32, %y: f32) -> f32 {
+  %0 = arith.maximumf %x, %y fastmath<reassoc,nsz> : f32
+  %1 = arith.minimumf %0, %y fastmath<reassoc,nsz> : f32
+  func.return %1 : f32
+}
+
+// CHECK:      llvm.func @flags(%x: f32, %y: f32) -> f32 {
+// CHECK-NEXT:   %0 = llvm.call_intrinsic "llvm.maximum.f32"(%x, %y) {fastmathFlags = #llvm.fastmath<reassoc,nsz>} : (f32, f32) -> f32
+// CHECK-NEXT:   %1 = llvm.call_intrinsic "llvm.minimum.f32"(%0, %y) {fastmathFlags = #llvm.fastmath<reassoc,nsz>} : (f32, f32) -> f32
