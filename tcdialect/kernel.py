@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -296,26 +296,28 @@ class Kernel:
                 f"out= of @{self.entry} must give {n} array{'s' if n != 1 else ''} "
                 f"({', '.join(self.out_names)}) but gives {len(outs)}"
             )
-        for i, (o, shape, dt, name) in enumerate(
-            zip(outs, bound.out_shapes, self.out_dtypes, self.out_names)
+        for i, (o, shape, dt) in enumerate(
+            zip(outs, bound.out_shapes, self.out_dtypes)
         ):
-            where = f"output '{name}' (out[{i}]) of @{self.entry}"
             if type(o) is not np.ndarray:
-                raise TCError(
-                    f"{where}: expected a NumPy array but got {type(o).__name__}"
+                self._bad_output(
+                    i, f"expected a NumPy array but got {type(o).__name__}"
                 )
             if o.shape != shape:
-                raise TCError(f"{where}: expected shape {shape} but got {o.shape}")
+                self._bad_output(i, f"expected shape {shape} but got {o.shape}")
             if o.dtype != dt:
-                raise TCError(f"{where}: expected {dt} but got {o.dtype}")
-            if not o.flags.c_contiguous or not o.flags.writeable:
-                raise TCError(
-                    f"{where}: must be a writeable contiguous (C-order) array"
-                )
+                self._bad_output(i, f"expected {dt} but got {o.dtype}")
+            flags = o.flags
+            if not flags.c_contiguous or not flags.writeable:
+                self._bad_output(i, "must be a writeable contiguous (C-order) array")
             for other in (*inputs, *outs[:i]):
                 if o.size and other.size and np.may_share_memory(o, other):
-                    raise TCError(f"{where}: overlaps another argument of the call")
+                    self._bad_output(i, "overlaps another argument of the call")
         return outs
+
+    def _bad_output(self, i: int, problem: str) -> NoReturn:
+        name = self.out_names[i]
+        raise TCError(f"output '{name}' (out[{i}]) of @{self.entry}: {problem}")
 
     # ------------------------------------------------------------ compile
 

@@ -25,6 +25,33 @@ from tcdialect.diagnostics import TCError
 ArgKind = Literal["input", "output", "error", "size"]
 
 
+def _data_offset() -> int | None:
+    """Where an ndarray object holds its data pointer, when this process's
+    NumPy and CPython put it where NumPy's C API says (`PyArray_DATA`: the
+    first field after the object header); None otherwise.
+
+    Reading it there costs 0.26 µs per array; `arr.ctypes.data` builds a
+    helper object and costs 1.7 µs, most of the overhead of a small call."""
+    offset = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
+    probes = [np.empty(n, dtype=np.float32) for n in (1, 3, 1000)]
+    probes.append(probes[-1][7:])
+    for a in probes:
+        if ctypes.c_void_p.from_address(id(a) + offset).value != a.ctypes.data:
+            return None
+    return offset
+
+
+_DATA_OFFSET = _data_offset()
+_address_of = ctypes.c_void_p.from_address
+
+
+def _data(arr: np.ndarray[Any, Any]) -> int:
+    """The address of `arr`'s first element."""
+    if _DATA_OFFSET is None:
+        return arr.ctypes.data
+    return _address_of(id(arr) + _DATA_OFFSET).value or 0
+
+
 @dataclass(frozen=True)
 class ArgSpec:
     """One argument of a compiled definition's entry function."""
@@ -120,7 +147,7 @@ class CpuLauncher:
                 arr = next(it_out)
             else:
                 arr = error = np.zeros(1, dtype=np.int32)
-            args.append(arr.ctypes.data)
+            args.append(_data(arr))
             shape = arr.shape
             args += [shape[d] for d in a.dynamic_dims]
         self._fn(*args)

@@ -109,6 +109,28 @@ def test_out_errors(out: object, message: str) -> None:
         mm(rand(3, 4), rand(4, 2), out=out)
 
 
+def test_views_pass_their_own_first_element() -> None:
+    # the launcher reads each array's data pointer from the ndarray object
+    # (checked against arr.ctypes.data when tcdialect is imported)
+    from tcdialect.runtime import cpu
+
+    assert cpu._DATA_OFFSET is not None  # the fast path is on here
+    base = np.arange(40, dtype=np.float32)
+    for arr in (
+        base,
+        base[7:],
+        base[7:31].reshape(4, 6),
+        base[:0],
+        np.float32(2.0) * base[3:4],
+    ):
+        assert cpu._data(arr) == arr.ctypes.data
+    k = tcdialect.define("def f(float(N) A, float(N) B) -> (C) { C(i) = A(i) - B(i) }")
+    out = np.zeros(40, np.float32)
+    k(base[10:30], base[:20], out=out[5:25])
+    np.testing.assert_array_equal(out[5:25], np.full(20, 10.0, np.float32))
+    assert not out[:5].any() and not out[25:].any()
+
+
 def test_out_overlapping_an_input_is_rejected() -> None:
     k = tcdialect.define("def f(float(N) A) -> (B) { B(i) = A(i) * 2.0 }")
     A = rand(6)
