@@ -34,8 +34,10 @@ every access and one subscript of every access is exactly that loop's IV
 (and the IV is in no other): each iteration touches only its own slice and
 nothing outside the loop touches the buffer, so even a sequential loop
 carries no value through it (layernorm's `cen(t, b, c)`: one row per
-iteration of `b` inside the parallel loop over `t`). Everything else (arguments, temporaries that escape into calls
-or other loops, accesses with `%p` in a computed subscript) is left alone.
+iteration of `b` inside the parallel loop over `t`).
+
+Everything else (arguments, temporaries that escape into calls or other
+loops, accesses with `%p` in a computed subscript) is left alone.
 
 Example (softmax after max fusion; `e` was `memref<4096x1024xf32>`)::
 
