@@ -796,10 +796,14 @@ def _rows_alias(load: Operation, a: _Access, u: SSAValue, rows: int) -> bool:
         for d in shape[k + 1 :]:
             trailing *= d
         stride += cs.get(u, 0) * trailing
-    elem = t.get_element_type()
-    size = elem.bitwidth // 8 if isinstance(elem, AnyFloat | IntegerType) else 4
-    sets = 4096 // pymath.gcd(abs(stride) * size, 4096)
+    sets = 4096 // pymath.gcd(abs(stride) * _elem_bytes(t), 4096)
     return stride != 0 and -(-rows // sets) >= 4
+
+
+def _elem_bytes(t: MemRefType) -> int:
+    """Bytes per element of `t` (4 for index and other types without a width)."""
+    elem = t.get_element_type()
+    return elem.bitwidth // 8 if isinstance(elem, AnyFloat | IntegerType) else 4
 
 
 def _pack_pays(plan: _Plan, panel: list[Operation]) -> bool:
@@ -816,9 +820,7 @@ def _pack_pays(plan: _Plan, panel: list[Operation]) -> bool:
         t = op.operands[0].type
         assert isinstance(t, MemRefType)
         shape = t.get_shape()
-        elem = t.get_element_type()
-        size = elem.bitwidth // 8 if isinstance(elem, AnyFloat | IntegerType) else 4
-        if len(shape) < 2 or (shape[-1] >= 0 and shape[-1] * size < 1024):
+        if len(shape) < 2 or (shape[-1] >= 0 and shape[-1] * _elem_bytes(t) < 1024):
             return False
     return True
 
