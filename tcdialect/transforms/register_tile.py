@@ -96,7 +96,14 @@ Packing (mode 1 with a row loop `u`; `pack=auto|always|never`):
   the row extent is unknown or at least 16 * MR. When the row strips were
   the parallel loop and there are at least as many full column strips as
   full row strips (static extents), the column strips become the parallel
-  loop instead, each copying its own panel;
+  loop instead, each copying its own panel. When the panel does not vary
+  along the band's kept output loops nor along enclosing serial loops that
+  leave its arrays unwritten, it is copied once, before them, for every
+  column strip: `buf[strip, r_1 - lb_1, ..., 0 .. NV*VL)`, one buffer per
+  strip variant (`_hoist_point`; the copy then runs even when those loops
+  run zero times, reading only the panel the strip and reduction loops
+  span), and the row strips it serves, for the gathering rule above, are
+  those of all their iterations;
 - *rows* (broadcast loads of `u` that the innermost reduction loop walks
   with a non-unit stride, `A[k, m]`, or whose consecutive rows are a static
   multiple of 2 KiB apart, so that at least 4 of MR share an L1 set) are
@@ -471,6 +478,9 @@ class _Plan:
     strip into a contiguous buffer; non-empty makes the column strips outer."""
     gathers: list[Operation] = field(default_factory=list)
     """Packed loads that are strided in the vector IV (copied element-wise)."""
+    anchor: Operation | None = None
+    """Where the panel is copied once for every column strip (`_hoist_point`;
+    None: once per column strip)."""
     row_packed: list[Operation] = field(default_factory=list)
     """Mode 1: broadcast loads of the rows that the innermost reduction loop
     walks with a non-unit stride (`A[k, m]`), copied once for all full row
@@ -666,6 +676,7 @@ def _plan(
 
     # mode 1: vector along an output loop; loads strided in it (`W[n, k]`
     # with `v = n`) are gathered into the packed panel
+    extent = {d.iv: d.static_extent() for d in dims}
     last = len(target.coeffs) - 1
     mode = 0
     gathers: list[Operation] = []
@@ -691,8 +702,15 @@ def _plan(
             continue
         if strided and pack == "auto":
             # a gathered copy must serve enough row strips (measured: in a
-            # 64 x 64 x 128 tile mode 2 is faster)
-            ext = next(d for d in dims if d.iv == u_list[0]).static_extent()
+            # 64 x 64 x 128 tile mode 2 is faster); a copy made once before
+            # the kept loops serves the rows of all their iterations
+            ext = extent[u_list[0]]
+            kept_c = [x for x in out_ivs if x != iv and x not in u_list]
+            panel_c = [op for op, a in stmt.loads.items() if _panel(a, iv, u_list[0])]
+            moved_c = [*u_list, iv, *red]
+            anchor, trips = _hoist_point(outer, dims, kept_c, moved_c, panel_c, stmt)
+            if anchor is not None:
+                ext = None if ext is None or trips is None else ext * trips
             if ext is not None and ext < 16 * (rows or _default_rows(lanes32)):
                 continue
         key = (-len(strided), pos)
@@ -703,7 +721,6 @@ def _plan(
         _, _, vec_iv, u_list, gathers = best
         unrolled = u_list + [vec_iv]
     else:
-        extent = {d.iv: d.static_extent() for d in dims}
         r_candidates = [
             iv
             for iv in red
@@ -730,13 +747,12 @@ def _plan(
     _compute_deps(plan)
     if mode == 1 and len(unrolled) == 2 and pack != "never":
         u = unrolled[0]
-        panel = [
-            op
-            for op, a in stmt.loads.items()
-            if vec_iv in a.deps() and u not in a.deps()
-        ]
+        panel = [op for op, a in stmt.loads.items() if _panel(a, vec_iv, u)]
         if gathers or pack == "always" or _pack_pays(plan, panel):
             plan.packed = panel
+            plan.anchor, _ = _hoist_point(
+                outer, dims, kept, [*unrolled, *red], panel, stmt
+            )
         if plan.factors[0] > 1:
             inner = red[-1]
             rows_packed = [
@@ -754,6 +770,78 @@ def _plan(
                 plan.row_packed = rows_packed
     plan.gathers = gathers
     return plan
+
+
+def _panel(a: _Access, v: SSAValue, u: SSAValue) -> bool:
+    """Whether `a` belongs to the panel of vector IV `v` and row IV `u`: it
+    varies along `v`, not along `u`."""
+    return v in a.deps() and u not in a.deps()
+
+
+def _hoist_point(
+    outer: Operation,
+    dims: list[_Dim],
+    kept: list[SSAValue],
+    moved: list[SSAValue],
+    panel: list[Operation],
+    stmt: _Statement,
+) -> tuple[Operation | None, int | None]:
+    """Where the panel can be copied once for all column strips, and how many
+    times that saves: the op before which to copy (None: per column strip,
+    as usual) and the product of the trip counts of the loops it hoists over
+    (None when one is unknown).
+
+    The copy moves before the kept loops (the band's output loops that are not
+    unrolled) when no panel access and no bound of the strip and reduction
+    loops (`moved`) uses their IVs, then on out of enclosing serial
+    `affine.for` loops while the same holds for their IVs, every value these
+    use is defined outside the loop, and nothing in the loop but loads uses
+    a panel's memref (kronecker3's `XW2(m, n0, n1, d2) +=! X(m, n0, n1,
+    r_n2) * W2(d2, r_n2)`: `W2` gathered once per thread, not per (m, n0))."""
+    if not panel:
+        return None, None
+    uses: set[SSAValue] = set()
+    for op in panel:
+        uses |= set(stmt.loads[op].operands)
+    for d in dims:
+        if d.iv in moved:
+            uses |= d.bound_values()
+    if any(iv in uses for iv in kept):
+        return None, None
+    uses -= {d.iv for d in dims}
+    trips: int | None = 1
+    for iv in kept:
+        ext = next(d for d in dims if d.iv == iv).static_extent()
+        trips = None if ext is None or trips is None else trips * ext
+    anchor = outer if kept else None
+    memrefs = {op.operands[0] for op in panel}
+    loop = outer
+    while True:
+        block = loop.parent_block()
+        parent = block.parent_op() if block is not None else None
+        if not isinstance(parent, xaffine.ForOp) or parent.inits:
+            break
+        if not all(_defined_outside(v, parent) for v in uses):
+            break
+        if any(
+            x in memrefs and not isinstance(op, LoadOp | xaffine.LoadOp)
+            for op in parent.walk()
+            if op is not parent
+            for x in op.operands
+        ):
+            break
+        (d,) = _loop_dims(parent) or [None]
+        ext = d.static_extent() if d is not None else None
+        trips = None if ext is None or trips is None else trips * ext
+        anchor = loop = parent
+    return anchor, trips
+
+
+def _defined_outside(v: SSAValue, loop: Operation) -> bool:
+    """Whether `v` is defined outside `loop` (so it is available before it)."""
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    return op is None or (op is not loop and not loop.is_ancestor(op))
 
 
 def _gatherable(a: _Access, iv: SSAValue) -> bool:
@@ -1043,6 +1131,14 @@ def _reduction_loop(
     return list(loop.results)
 
 
+def _detach_all(block: Block) -> list[Operation]:
+    """The ops of `block`, detached from it."""
+    ops = list(block.ops)
+    for op in ops:
+        op.detach()
+    return ops
+
+
 def _body_emitter(block: Block) -> _Emitter:
     """An emitter inserting before the block's terminator."""
 
@@ -1105,6 +1201,9 @@ class _Rewriter:
         """Packing: (lower bound, extent) of each reduction loop."""
         self.row_buffers: dict[Operation, SSAValue] = {}
         self.row_base: _Val = 0
+        self.panels: list[dict[Operation, SSAValue]] = []
+        """Hoisted panels: per variant of the column strips, the buffer of
+        each panel load (`_pack_all`)."""
 
     # -- driver --------------------------------------------------------------
 
@@ -1115,6 +1214,10 @@ class _Rewriter:
         assert parent is not None
         top = Block()
         em = _Emitter(top)
+        hoisted = Block()
+        if plan.anchor is not None:
+            self.strips = self._strips(_Emitter(hoisted))
+            self.panels = self._pack_all(_Emitter(hoisted))
         # kept output loops, in their original order
         for iv in plan.kept:
             d = plan.dim(iv)
@@ -1123,15 +1226,25 @@ class _Rewriter:
             block, new_iv = _loop(em, lb, ub, 1, d.parallel, iv.name_hint)
             self.remap[iv] = new_iv
             em = _body_emitter(block)
-        self.strips = self._strips(em)
+        if plan.anchor is None:
+            self.strips = self._strips(em)
         rows = self._pack_rows(em) if plan.row_packed else []
         self._emit_strips(em, self.strips, 0, {}, {})
         for buf in rows:
             em.op(memref.DeallocOp.get(buf))
-        ops = list(top.ops)
-        for op in ops:
-            op.detach()
-        parent.insert_ops_before(ops, outer)
+        frees = [
+            memref.DeallocOp.get(buf) for panel in self.panels for buf in panel.values()
+        ]
+        copies = _detach_all(hoisted)
+        if plan.anchor is outer:
+            parent.insert_ops_before([*copies, *_detach_all(top), *frees], outer)
+        else:
+            parent.insert_ops_before(_detach_all(top), outer)
+            if plan.anchor is not None:
+                anchor_block = plan.anchor.parent_block()
+                assert anchor_block is not None
+                anchor_block.insert_ops_before(copies, plan.anchor)
+                anchor_block.insert_ops_after(frees, plan.anchor)
         outer.detach()
         outer.erase()
 
@@ -1244,31 +1357,87 @@ class _Rewriter:
         strips: list[_Strip],
         k: int,
         env: dict[SSAValue, tuple[SSAValue, _Variant]],
-        packed: dict[Operation, SSAValue],
+        packed: dict[Operation, tuple[SSAValue, list[SSAValue]]],
     ) -> None:
         if k == len(strips):
             _Kernel(self, em, env, packed).emit()
             return
         s = strips[k]
-        for var, (lo, hi) in zip(s.variants, s.ranges):
+        for n, (var, (lo, hi)) in enumerate(zip(s.variants, s.ranges)):
             if _empty(lo, hi):
                 continue
             block, iv = _loop(em, lo, hi, var.step, s.parallel, s.iv.name_hint)
             inner = _body_emitter(block)
             inner_env = {**env, s.iv: (iv, var)}
             buffers = dict(packed)
+            owned: list[SSAValue] = []
             if self.plan.packed and s.iv == self.plan.vec_iv:
-                buffers.update(self._pack(inner, iv, var, s.ub))
+                if self.panels:
+                    at = inner.index(
+                        inner.sym(lambda s0, s1, st=var.step: (s0 - s1) // st, iv, lo)
+                    )
+                    buffers.update({op: (b, [at]) for op, b in self.panels[n].items()})
+                else:
+                    own = self._panel_buffers(inner, var, [])
+                    self._pack(inner, iv, var, s.ub, own, [])
+                    buffers.update({op: (b, []) for op, b in own.items()})
+                    owned = list(own.values())
             self._emit_strips(inner, strips, k + 1, inner_env, buffers)
-            for buf in buffers.values():
-                if buf not in packed.values():
-                    inner.op(memref.DeallocOp.get(buf))
+            for buf in owned:
+                inner.op(memref.DeallocOp.get(buf))
+
+    def _pack_all(self, em: _Emitter) -> list[dict[Operation, SSAValue]]:
+        """Hoisted panels: per variant of the column strips, copy the panel
+        of each of its strips `i` into `buf[i, r_1 - lb_1, ..., 0 .. count *
+        VL)`, one buffer per panel load."""
+        cols = next(st for st in self.strips if st.iv == self.plan.vec_iv)
+        panels: list[dict[Operation, SSAValue]] = []
+        for var, (lo, hi) in zip(cols.variants, cols.ranges):
+            if _empty(lo, hi):
+                panels.append({})
+                continue
+            step = var.step
+            n = em.sym(lambda s0, s1, st=step: (s1 - s0 + st - 1) // st, lo, hi)
+            buffers = self._panel_buffers(em, var, [n])
+            block, i = _loop(em, 0, n, 1, False, "strip")
+            loop_em = _body_emitter(block)
+            v0 = loop_em.index(loop_em.sym(lambda s0, s1, st=step: s0 + s1 * st, lo, i))
+            self._pack(loop_em, v0, var, cols.ub, buffers, [i])
+            panels.append(buffers)
+        return panels
+
+    def _panel_buffers(
+        self, em: _Emitter, var: _Variant, lead: list[_Val]
+    ) -> dict[Operation, SSAValue]:
+        """`memref.alloc`s for the panel loads of strips of `var`: `lead`
+        dimensions, then the reduction extents, then `count * VL`."""
+        extents = [*lead, *(self.red_bounds[iv][1] for iv in self.plan.red)]
+        shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in extents]
+        dyn = [e for e in extents if isinstance(e, SSAValue)]
+        return {
+            op: em.val(
+                memref.AllocOp(
+                    dyn,
+                    [],
+                    MemRefType(
+                        op.results[0].type, [*shape, var.count * self.plan.lanes]
+                    ),
+                )
+            )
+            for op in self.plan.packed
+        }
 
     def _pack(
-        self, em: _Emitter, v0: SSAValue, var: _Variant, ub: _Val
-    ) -> dict[Operation, SSAValue]:
+        self,
+        em: _Emitter,
+        v0: SSAValue,
+        var: _Variant,
+        ub: _Val,
+        buffers: dict[Operation, SSAValue],
+        prefix: list[SSAValue],
+    ) -> None:
         """Copy the panel loads of one column strip into contiguous buffers
-        `buf[r_1 - lb_1, ..., r_n - lb_n, 0 .. count * VL)`."""
+        `buf[*prefix, r_1 - lb_1, ..., r_n - lb_n, 0 .. count * VL)`."""
         plan = self.plan
         lanes = plan.lanes
         width = var.count * lanes
@@ -1285,25 +1454,15 @@ class _Rewriter:
                 t = VectorType(op.results[0].type, [lanes])
                 if t not in zeros:
                     zeros[t] = em.constant(0, t)
-        extents = [self.red_bounds[iv][1] for iv in plan.red]
-        buffers: dict[Operation, SSAValue] = {}
-        for op in plan.packed:
-            elem = op.results[0].type
-            shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in extents] + [
-                width
-            ]
-            dyn = [e for e in extents if isinstance(e, SSAValue)]
-            t = MemRefType(elem, shape)
-            buffers[op] = em.val(memref.AllocOp(dyn, [], t))
         cols = [
             em.index(em.sym(lambda s0, o=j * lanes: s0 + o, v0))
             for j in range(var.count)
         ]
         for op in plan.gathers:
             count = em.min(width, em.sym(lambda s0, s1: s1 - s0, v0, ub))
-            self._gather(em, op, buffers[op], v0, count)
+            self._gather(em, op, buffers[op], v0, count, prefix)
         if not copies:
-            return buffers
+            return
         # the copy loops: the reduction loops (original bounds), then the vectors
         loop_em, remap, rel = self._reduction_copy_loops(em)
         for op in copies:
@@ -1331,9 +1490,8 @@ class _Rewriter:
                     )
                 else:
                     x = loop_em.val(vector.LoadOp(access.memref, indices, t))
-                at = [*rel, loop_em.index(j * lanes)]
+                at = [*prefix, *rel, loop_em.index(j * lanes)]
                 loop_em.op(vector.StoreOp(x, buf, at))
-        return buffers
 
     def _reduction_copy_loops(
         self, em: _Emitter
@@ -1398,10 +1556,16 @@ class _Rewriter:
         return list(self.row_buffers.values())
 
     def _gather(
-        self, em: _Emitter, op: Operation, buf: SSAValue, v0: SSAValue, count: _Val
+        self,
+        em: _Emitter,
+        op: Operation,
+        buf: SSAValue,
+        v0: SSAValue,
+        count: _Val,
+        prefix: list[SSAValue],
     ) -> None:
         """Copy `op`'s elements for columns `v0 .. v0 + count` one by one:
-        `buf[r - lb, l] = op(v = v0 + l, r)`, the lanes outermost (each lane
+        `buf[*prefix, r - lb, l] = op(v = v0 + l, r)`, the lanes outermost (each lane
         reads a contiguous run of the source when `r` is its last subscript)."""
         plan = self.plan
         access = self.stmt.loads[op]
@@ -1431,7 +1595,7 @@ class _Rewriter:
             )
             for iv, i in zip(plan.red, ivs)
         ]
-        loop_em.op(StoreOp(x, buf, [*rel, lane]))
+        loop_em.op(StoreOp(x, buf, [*prefix, *rel, lane]))
 
 
 class _Kernel:
@@ -1442,7 +1606,7 @@ class _Kernel:
         rw: _Rewriter,
         em: _Emitter,
         env: dict[SSAValue, tuple[SSAValue, _Variant]],
-        packed: dict[Operation, SSAValue],
+        packed: dict[Operation, tuple[SSAValue, list[SSAValue]]],
     ):
         self.rw = rw
         self.packed = packed
@@ -1754,7 +1918,7 @@ class _Body:
             at = [k.strip_index, *self.rel, em.index(i)]
             out = em.val(LoadOp(buf, at, None, v.type))
         elif owner in k.packed:
-            buf = k.packed[owner]
+            buf, prefix = k.packed[owner]
             if self.rel is None:
                 self.rel = [
                     em.index(em.sym(lambda s0, s1: s0 - s1, k.rw.remap[iv], lb))
@@ -1762,7 +1926,7 @@ class _Body:
                 ]
             rel = self.rel
             j = p[k.dims.index(k.plan.vec_iv)]
-            at = [*rel, em.index(j * k.plan.lanes)]
+            at = [*prefix, *rel, em.index(j * k.plan.lanes)]
             out = em.val(vector.LoadOp(buf, at, VectorType(v.type, [k.plan.lanes])))
         elif owner in k.stmt.loads:
             access = k.stmt.loads[owner]
