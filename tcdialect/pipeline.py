@@ -5,8 +5,9 @@ ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──affine-isl-schedule──▶ scheduled
-       ──contract-temporaries, register-tile, convert-affine-to-scf,
-       outline-parallel-loops, expand-math-polynomials, dce──▶ loops
+       ──contract-temporaries, register-tile, fuse-sibling-loops,
+       convert-affine-to-scf, outline-parallel-loops, expand-math-polynomials,
+       dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
@@ -67,8 +68,8 @@ def stage_passes(
     For ``scheduled`` it is `affine-isl-schedule` with `schedule`'s options
     (the defaults when None; `False` skips scheduling: the loops keep the
     order `convert-tc-to-affine` gave them). ``loops`` starts with
-    `contract-temporaries` and `register-tile` (vector width from the host;
-    left out when `register_tile` is False), and `expand-math-polynomials`
+    `contract-temporaries`, `register-tile` (vector width from the host;
+    left out when `register_tile` is False) and `fuse-sibling-loops`, and `expand-math-polynomials`
     scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
     """
     if stage == "tc":
@@ -100,6 +101,7 @@ def stage_passes(
         from tcdialect.transforms.expand_math_polynomials import (
             ExpandMathPolynomialsPass,
         )
+        from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
@@ -108,6 +110,7 @@ def stage_passes(
         return [
             ContractTemporariesPass(),
             *([RegisterTilePass()] if register_tile else []),
+            FuseSiblingLoopsPass(),
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),
             ExpandMathPolynomialsPass(native_ldexp=host_native_ldexp()),

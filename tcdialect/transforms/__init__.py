@@ -67,6 +67,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return RegisterTilePass
 
+    def get_fuse_sibling_loops() -> type[ModulePass]:
+        from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
+
+        return FuseSiblingLoopsPass
+
     def get_tc_to_affine() -> type[ModulePass]:
         from tcdialect.pipeline import TcToAffinePipeline
 
@@ -93,6 +98,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "affine-isl-schedule": get_affine_isl_schedule,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
+        "fuse-sibling-loops": get_fuse_sibling_loops,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,
         "expand-math-polynomials": get_expand_math_polynomials,
