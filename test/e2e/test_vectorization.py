@@ -181,3 +181,29 @@ def test_min_max_reductions_propagate_nans(name: str) -> None:
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
     np.testing.assert_array_equal(got[ok], want[ok])  # -0.0 == 0.0
+
+
+def test_sibling_reductions_read_each_row_once() -> None:
+    """moments2's sum and sum of squares of a row, register-tiled into loops
+    over the row, run as one loop per part (fuse-sibling-loops): the 4-vector
+    part and the 1-vector part are shared, the scalar remainders (100 = 64 +
+    32 + 4) stay apart, as the second one starts from a value stored between
+    them. The results match NumPy's."""
+    k = tcdialect.define(
+        "def moments2(float(N, K) I) -> (mean, var) {\n"
+        "    mean(n) +=! I(n, r_k)\n"
+        "    var(n) +=! I(n, r_k) * I(n, r_k)\n"
+        "    mean(n) = mean(n) / float(K)\n"
+        "    var(n) = var(n) / float(K) - mean(n) * mean(n)\n"
+        "}"
+    )
+    a = np.random.default_rng(3).standard_normal((37, 100)).astype(np.float32)
+    mean, var = k(a)
+    np.testing.assert_allclose(mean, a.mean(axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(var, a.var(axis=1), rtol=1e-5, atol=1e-5)
+    loops = re.findall(r"scf\.for .* iter_args\((.*?)\) ->", k.ir(a, stage="loops"))
+    carried = sorted(len(args.split(",")) for args in loops)
+    if tcdialect.backend.cpu.host_vector_width() >= 16:
+        assert carried == [1, 1, 2, 8], loops  # 64 by 4 x 16, 32 by 16, 4 scalars
+    else:
+        assert carried == [1, 1, 8], loops  # 96 by 4 x 8, 4 scalars
