@@ -19,6 +19,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Affine
 
+    def get_memref() -> Dialect:
+        # Replaces xDSL's `memref`: same ops plus MLIR's `memref.prefetch`.
+        from tcdialect.dialects.memref import MemRef
+
+        return MemRef
+
     def get_tc() -> Dialect:
         from tcdialect.dialects.tc import TC
 
@@ -31,6 +37,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
     return {
         "affine": get_affine,
+        "memref": get_memref,
         "tc": get_tc,
         "tcrt": get_tcrt,
     }

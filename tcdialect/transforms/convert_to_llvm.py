@@ -21,7 +21,9 @@ Operations:
   `memref.alloc` calls `malloc(size in bytes)` (an `i1` element takes a byte),
   `memref.dealloc` calls `free`, `memref.alloca` is an `llvm.alloca` (one of
   static shape is placed in the entry block, 64-byte aligned),
-  `memref.dim` reads a constant or the dynamic extent.
+  `memref.dim` reads a constant or the dynamic extent; `memref.prefetch` is
+  `llvm.prefetch` at the element's address (a GEP without `inbounds`: the
+  address may lie outside the memref).
 - Integer division and remainder never trap: a zero divisor gives 0 and
   `INT_MIN / -1` wraps (the divisor is guarded with selects, unless it is a
   constant other than 0 and -1); `floordivsi`/`ceildivsi`/`ceildivui` round
@@ -124,6 +126,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects.memref import PrefetchOp
 from tcdialect.dialects.tcrt import ParallelForOp
 
 PARALLEL_FOR_SYMBOL = "__tc_parallel_for"
@@ -1018,7 +1021,12 @@ class _FunctionLowering:
         return m.dyn_sizes[sum(1 for d in shape[:dim] if d < 0)]
 
     def _element_ptr(
-        self, m: _MemRef, indices: Sequence[SSAValue], op: Operation
+        self,
+        m: _MemRef,
+        indices: Sequence[SSAValue],
+        op: Operation,
+        *,
+        inbounds: bool = True,
     ) -> SSAValue:
         if len(indices) != m.type.get_num_dims():
             raise _err(op, "wrong number of indices")
@@ -1034,6 +1042,8 @@ class _FunctionLowering:
                 llvm.AddOp(scaled, self.get(indices[dim], op), overflow=nsw)
             )
         elem = _scalar_type(m.type.get_element_type(), op)
+        if not inbounds:
+            return self.emit_value(llvm.GEPOp.from_mixed_indices(m.ptr, [linear], elem))
         return self.emit_value(_inbounds_gep(m.ptr, linear, elem))
 
     def lower_load(self, op: Operation) -> None:
@@ -1048,6 +1058,17 @@ class _FunctionLowering:
         m = self.get_memref(op.memref, op)
         ptr = self._element_ptr(m, op.indices, op)
         self.emit(llvm.StoreOp(self.get(op.value, op), ptr))
+
+    def lower_prefetch(self, op: Operation) -> None:
+        # The address may lie outside the memref: no `inbounds`, and the
+        # intrinsic never faults.
+        assert isinstance(op, PrefetchOp)
+        m = self.get_memref(op.memref, op)
+        ptr = self._element_ptr(m, op.indices, op, inbounds=False)
+        write, data = (a.value.data != 0 for a in (op.isWrite, op.isDataCache))
+        flags = (int(write), op.locality, int(data))
+        args = [ptr, *(self.const(f, i32) for f in flags)]
+        self.emit(llvm.CallIntrinsicOp("llvm.prefetch.p0", args, []))
 
     def _alloc_shape(
         self, op: memref.AllocOp | memref.AllocaOp
@@ -1411,6 +1432,7 @@ _HANDLERS: dict[str, Callable[[_FunctionLowering, Operation], None]] = {
     "memref.alloca": _FunctionLowering.lower_alloca,
     "memref.dealloc": _FunctionLowering.lower_dealloc,
     "memref.dim": _FunctionLowering.lower_dim,
+    "memref.prefetch": _FunctionLowering.lower_prefetch,
     "func.call": _FunctionLowering.lower_call,
     "func.return": _FunctionLowering.lower_return,
     "cf.br": _FunctionLowering.lower_br,

@@ -207,3 +207,24 @@ def test_sibling_reductions_read_each_row_once() -> None:
         assert carried == [1, 1, 2, 8], loops  # 64 by 4 x 16, 32 by 16, 4 scalars
     else:
         assert carried == [1, 1, 8], loops  # 96 by 4 x 8, 4 scalars
+
+
+def test_short_rows_of_the_next_strip_are_prefetched() -> None:
+    """kronecker3's first mode product at odd sizes: the rows of X (24
+    floats) are too short for the hardware prefetcher, so each full row strip
+    prefetches the next strip's rows (past the last strip: the next `a`'s,
+    or past X's end). The machine code prefetches, and the result matches
+    NumPy's."""
+    k = tcdialect.define(
+        "def mode(float(D, R) W, float(M, A, B, R) X) -> (Y) {\n"
+        "    Y(m, a, b, d) +=! X(m, a, b, r_r) * W(d, r_r)\n"
+        "}"
+    )
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((13, 24)).astype(np.float32)
+    x = rng.standard_normal((3, 10, 19, 24)).astype(np.float32)
+    y = k(w, x)
+    want = np.einsum("mabr,dr->mabd", x.astype(np.float64), w)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.sqrt(24))
+    assert "memref.prefetch %X" in k.ir(w, x, stage="loops")
+    assert re.search(r"\bprefetcht0\b", k.ir(w, x, stage="asm"))

@@ -68,3 +68,27 @@ func.func @buffers(%n: index, %m: index) -> index {
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @malloc(i64) -> !llvm.ptr
 // CHECK-NEXT: llvm.func @free(!llvm.ptr)
+
+// -----
+
+// A prefetch may point outside the memref: a GEP without `inbounds`, then
+// llvm.prefetch(ptr, rw, locality, cache type).
+func.func @prefetch(%A: memref<8x?xf32>, %i: index, %j: index) {
+  memref.prefetch %A[%i, %j], read, locality<3>, data : memref<8x?xf32>
+  memref.prefetch %A[%j, %i], write, locality<1>, instr : memref<8x?xf32>
+  func.return
+}
+
+// CHECK:      llvm.func @prefetch(%A: !llvm.ptr, %A_d1: i64, %i: i64, %j: i64) {
+// CHECK-NEXT:   %0 = llvm.mul %i, %A_d1 overflow<nsw> : i64
+// CHECK-NEXT:   %1 = llvm.add %0, %j overflow<nsw> : i64
+// CHECK-NEXT:   %2 = llvm.getelementptr %A[%1] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %3 = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:   %4 = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:   %5 = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:   llvm.call_intrinsic "llvm.prefetch.p0"(%2, %3, %4, %5) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT:   %6 = llvm.mul %j, %A_d1 overflow<nsw> : i64
+// CHECK-NEXT:   %7 = llvm.add %6, %i overflow<nsw> : i64
+// CHECK-NEXT:   %8 = llvm.getelementptr %A[%7] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   llvm.call_intrinsic "llvm.prefetch.p0"(%8, %5, %5, %3) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT:   llvm.return
