@@ -65,6 +65,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
+from tcdialect.transforms.register_tile import defined_outside
+
 MAX_CARRIED = 12
 """The most values a fused loop may carry (12 of 16 ymm registers with AVX2;
 moments2's two 4-vector reductions take 8)."""
@@ -123,12 +125,6 @@ def _distinct(v: SSAValue) -> bool:
     )
 
 
-def _defined_outside(v: SSAValue, op: Operation) -> bool:
-    owner = v.owner
-    parent = owner if isinstance(owner, Operation) else owner.parent_op()
-    return parent is None or (parent is not op and not op.is_ancestor(parent))
-
-
 def _same_bounds(a: xaffine.ForOp, b: xaffine.ForOp) -> bool:
     return (
         a.lowerBoundMap == b.lowerBoundMap
@@ -144,7 +140,7 @@ def _free_values(loop: Operation) -> list[SSAValue]:
     out: list[SSAValue] = []
     for op in loop.walk():
         for v in op.operands:
-            if v not in out and _defined_outside(v, loop):
+            if v not in out and defined_outside(v, loop):
                 out.append(v)
     return out
 

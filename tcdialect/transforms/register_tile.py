@@ -838,7 +838,7 @@ def _hoist_point(
         parent = block.parent_op() if block is not None else None
         if not isinstance(parent, xaffine.ForOp) or parent.inits:
             break
-        if not all(_defined_outside(v, parent) for v in uses):
+        if not all(defined_outside(v, parent) for v in uses):
             break
         if any(
             x in memrefs and not isinstance(op, LoadOp | xaffine.LoadOp)
@@ -854,7 +854,7 @@ def _hoist_point(
     return anchor, trips
 
 
-def _defined_outside(v: SSAValue, loop: Operation) -> bool:
+def defined_outside(v: SSAValue, loop: Operation) -> bool:
     """Whether `v` is defined outside `loop` (so it is available before it)."""
     owner = v.owner
     op = owner if isinstance(owner, Operation) else owner.parent_op()
