@@ -8,7 +8,7 @@ ends at a named stage (docs/pipeline.md)::
        ──contract-temporaries, register-tile, fuse-sibling-loops,
        convert-affine-to-scf, outline-parallel-loops, expand-math-polynomials,
        dce──▶ loops
-       ──convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts──▶ llvm
+       ──convert-scf-to-cf, convert-to-llvm──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
 `tc-to-affine`, `tc-to-scheduled`, `tc-to-loops` and `tc-to-llvm` are passes
@@ -118,13 +118,12 @@ def stage_passes(
         ]
     if stage == "llvm":
         from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
-        from xdsl.transforms.reconcile_unrealized_casts import (
-            ReconcileUnrealizedCastsPass,
-        )
 
         from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
 
-        return [ConvertScfToCf(), ConvertToLlvmPass(), ReconcileUnrealizedCastsPass()]
+        # convert-to-llvm consumes unrealized casts itself and makes none, so
+        # xDSL's reconcile-unrealized-casts would have nothing left to do.
+        return [ConvertScfToCf(), ConvertToLlvmPass()]
     raise TCError(f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}")
 
 

@@ -28,7 +28,6 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
-from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from tcdialect.backend.cpu import CpuModule, compile_cpu
 from tcdialect.pipeline import make_context
@@ -381,7 +380,7 @@ def _compile(
 ) -> CpuModule:
     ctx = make_context()
     module = _expanded(mask_selects, width, native_ldexp)
-    for p in (ConvertScfToCf(), ConvertToLlvmPass(), ReconcileUnrealizedCastsPass()):
+    for p in (ConvertScfToCf(), ConvertToLlvmPass()):
         p.apply(ctx, module)
     return compile_cpu(module)
 

@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -p convert-to-llvm,reconcile-unrealized-casts | filecheck %s
+// RUN: tc-opt %s -p convert-to-llvm | filecheck %s
 
 // A static alloca inside a loop is placed in the entry block (64-byte
 // aligned), so the loop reuses one buffer instead of growing the stack.
