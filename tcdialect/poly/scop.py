@@ -575,6 +575,70 @@ def reduction_loops(scop: Scop) -> dict[str, Reduction]:
     return out
 
 
+def first_tile_covers(
+    other: Statement,
+    stmt: Statement,
+    depth: int,
+    first: Sequence[int],
+    free: Sequence[int] = (),
+) -> bool:
+    """Whether each tile of `stmt` writes exactly what `other` writes.
+
+    `other` and `stmt` share their `depth` outermost loops (the prefix `p`);
+    the next `len(first)` loops of `stmt` are tile loops `t`, and `first` is
+    one of their iterations. `stmt`'s domain dims at the positions `free`
+    count as unbounded (a register tile loads and stores its target at
+    every point of its output loops, whatever the reduction loops' extent).
+    True when, for every prefix:
+
+    - every iteration `t` of the tile loops writes exactly the elements that
+      `other` writes under the same prefix (so `t = first` touches all of
+      them, and the other tiles nothing else);
+    - the tile `t = first` runs whenever `other` writes anything.
+
+    With `other` an initialisation before the tiles and `first` their first
+    iteration, that tile can start from `other`'s value instead of reading
+    it back; with `other` a pointwise update after them and `first` their
+    last iteration, that tile can apply it before storing (register-tile's
+    folded initialisation and updates). Example: `S0[c, m, n] -> C[m, n]`
+    and `S1[c, kt, m, k, n] -> C[m, n]` with `256 kt <= k < 256 kt + 256`,
+    `0 <= kt < 4`, depth 1, first (0,), free (3,).
+    """
+    q = len(first)
+
+    def written(s: Statement, keep: int, free: Sequence[int]) -> isl.Map:
+        store = s.store
+        w = next(a for a in s.accesses if a.op is store and a.kind == "write")
+        domain = s.domain
+        for d in free:
+            domain = domain.drop_constraints_involving_dims(isl.dim_type.set, d, 1)
+        m = w.map.intersect_domain(domain)
+        m = m.project_out(isl.dim_type.in_, keep, len(s.dims) - keep)
+        return m.reset_tuple_id(isl.dim_type.in_)
+
+    if len(other.dims) < depth or len(stmt.dims) < depth + q:
+        return False
+    if any(d < depth + q or d >= len(stmt.dims) for d in free):
+        return False
+    before = written(other, depth, ())
+    tiles = written(stmt, depth + q, free)
+    if before.get_tuple_name(isl.dim_type.out) != tiles.get_tuple_name(
+        isl.dim_type.out
+    ):
+        return False
+    runs = tiles.domain()
+    lifted = before.insert_dims(isl.dim_type.in_, depth, q).intersect_domain(runs)
+    if not tiles.is_equal(lifted):
+        return False
+    firsts = runs
+    for i, lb in enumerate(first):
+        firsts = firsts.fix_val(
+            isl.dim_type.set, depth + i, isl.Val.int_from_si(runs.get_ctx(), lb)
+        )
+    firsts = firsts.project_out(isl.dim_type.set, depth, q)
+    return before.domain().is_subset(firsts)
+
+
 __all__ = [
     "Access",
     "Dependences",
@@ -583,5 +647,6 @@ __all__ = [
     "Statement",
     "dependences",
     "extract_scop",
+    "first_tile_covers",
     "reduction_loops",
 ]

@@ -126,6 +126,26 @@ Short rows give the hardware prefetcher, which follows long streams, too
 little to start on; with several column strips or rows that every outer
 iteration reads again they come from cache anyway.
 
+Folded initialisation and updates: a perfect nest right before the band
+(or before the `affine.for` tile loops around it, constant bounds) that
+stores one value `c` into T (`C = 0`), and the perfect nests right after
+that update each element of T from itself, other arrays and constants
+(`O = O + B[n]`, `O = max(O, 0)`), are folded into the kernels when isl
+shows that every tile iteration writes exactly the elements the nest writes
+(`first_tile_covers`, with the reduction loops' extents left out: a kernel
+loads and stores all its points). The kernels of the first tile start from
+`c` instead of loading T, those of the last apply the updates before the
+store (an `scf.if` on the tile IVs when there are tile loops), and the
+nests are erased (`_initial`, `_final`)::
+
+    %r:MR*NV = scf.if %kt_is_0 { yield %c... } else { vector.load %T ... }
+    ... reduction loops ...
+    %s:MR*NV = scf.if %kt_is_last { O + B, max(.., 0) per vector } else { %r }
+    vector.store %s, %T[...]
+
+Each element still sees the initialisation, the band's updates and the
+nests' updates in their order.
+
 Mode 2 (vectors along a reduction loop `r`, when no `v` exists, e.g.
 `O(b,n) +=! X(b,r_k) * W(n,r_k)` with `pack=never`): `r` appears in every
 load only in the last subscript with coefficient 1, or not at all. Up to two
@@ -188,7 +208,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import affine as xaffine
-from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -217,6 +237,7 @@ from xdsl.passes import ModulePass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.affine import LoadOp, StoreOp, parallel_op
 from tcdialect.dialects.memref import PrefetchOp
+from tcdialect.poly.scop import Scop, extract_scop, first_tile_covers
 
 # --------------------------------------------------------------------------
 # Tables
@@ -503,6 +524,11 @@ class _Plan:
     walks with a non-unit stride (`A[k, m]`), copied once for all full row
     strips into `buf[strip, r_1 - lb_1, ..., i]` (MR consecutive scalars per
     reduction step)."""
+    start: _Start | None = None
+    """The loop nest that initialised T, folded into the first tile (`_initial`)."""
+    finish: _Finish | None = None
+    """The pointwise updates of T after the band, folded into the last tile
+    (`_final`)."""
 
     def dim(self, iv: SSAValue) -> _Dim:
         return next(d for d in self.dims if d.iv == iv)
@@ -787,6 +813,293 @@ def _plan(
                 plan.row_packed = rows_packed
     plan.gathers = gathers
     return plan
+
+
+@dataclass
+class _Start:
+    """T's initialisation, folded into the kernels (`_initial`)."""
+
+    nest: Operation
+    """The loop nest that stored `value` into T: erased."""
+    value: SSAValue
+    """The stored value: an `arith.constant` of `nest` (cloned) or a value
+    defined before it."""
+    first: list[tuple[SSAValue, int]]
+    """The tile loops around the band and their constant lower bounds: the
+    kernels start from `value` when all are at them, else load T."""
+
+
+def _perfect_statement(nest: Operation) -> xaffine.StoreOp | None:
+    """The store of a perfect nest of `affine.for`/`affine.parallel` whose
+    innermost block is constants and one `affine.store`."""
+    op = nest
+    while isinstance(op, xaffine.ForOp | xaffine.ParallelOp):
+        if isinstance(op, xaffine.ForOp) and op.inits:
+            return None
+        if isinstance(op, xaffine.ParallelOp) and op.res:
+            return None
+        block = op.regions[0].blocks[0]
+        child = _only_child(block)
+        if isinstance(child, xaffine.ForOp | xaffine.ParallelOp):
+            op = child
+            continue
+        ops = list(block.ops)
+        if len(ops) < 2 or not isinstance(ops[-2], xaffine.StoreOp):
+            return None
+        if not all(isinstance(o, arith.ConstantOp) for o in ops[:-2]):
+            return None
+        return ops[-2]
+    return None
+
+
+def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
+    """Fold the nest that initialises T into the kernels' first tile.
+
+    Matches a band whose outer op, after the perfectly nested `affine.for`
+    tile loops `t` around it (constant lower bounds), directly follows a
+    perfect nest storing one value `c` (a constant, or defined before it)
+    into T, when `first_tile_covers`: every tile iteration writes exactly
+    the elements the nest wrote, and the first one runs whenever it wrote.
+    The kernels of the first tile then start from `c` instead of loading T
+    (an `scf.if` on `t == lb` selects between the two when there are tile
+    loops), and the nest is erased: C is no longer zeroed in one pass and
+    read back in another::
+
+        affine.for %m ... { affine.for %n ... { affine.store %zero, %C[%m, %n] } }
+        affine.for %kt = 0 to 4 { <band: C[m, n] += A[k, m] * B[k, n], k in tile kt> }
+    """
+    if scop is None:
+        return None
+    top, chain = _tile_chain(plan)
+    if any(lb is None for _, lb, _ in chain):
+        return None
+    first = [(iv, lb) for iv, lb, _ in chain if lb is not None]
+    nest = top.prev_op
+    while isinstance(nest, arith.ConstantOp):
+        nest = nest.prev_op
+    if nest is None:
+        return None
+    init_store = _perfect_statement(nest)
+    target = plan.stmt.store
+    if init_store is None or init_store.memref != target.memref:
+        return None
+    value = init_store.value
+    owner = value.owner
+    if isinstance(owner, Operation) and nest.is_ancestor(owner):
+        if not isinstance(owner, arith.ConstantOp):
+            return None
+    if not _covers(scop, init_store, plan, first):
+        return None
+    return _Start(nest, value, first)
+
+
+def _tile_chain(
+    plan: _Plan,
+) -> tuple[Operation, list[tuple[SSAValue, int | None, int | None]]]:
+    """The perfectly nested `affine.for` loops (step 1) around the band,
+    outermost first, with their constant lower bound and last iteration
+    (None when not constant), and the outermost op (the band's when none)."""
+    top = plan.outer
+    chain: list[tuple[SSAValue, int | None, int | None]] = []
+    while True:
+        block = top.parent_block()
+        parent = block.parent_op() if block is not None else None
+        if not (
+            isinstance(parent, xaffine.ForOp)
+            and not parent.inits
+            and parent.step.value.data == 1
+            and _only_child(parent.body.block) is top
+        ):
+            return top, chain
+        ends: list[int | None] = []
+        for amap in (parent.lowerBoundMap.data, parent.upperBoundMap.data):
+            r = amap.results
+            one = r[0] if len(r) == 1 else None
+            ends.append(one.value if isinstance(one, AffineConstantExpr) else None)
+        last = None if ends[1] is None else ends[1] - 1
+        chain.insert(0, (parent.body.block.args[0], ends[0], last))
+        top = parent
+
+
+def _covers(
+    scop: Scop, other: Operation, plan: _Plan, tiles: list[tuple[SSAValue, int]]
+) -> bool:
+    """`first_tile_covers` for the statement of the store `other` and the
+    band's, the tile loops `tiles` at the given iteration."""
+    target = plan.stmt.store
+    reduction = set(plan.red)
+    statements = {s.store: s for s in scop.statements.values()}
+    near = statements.get(other)
+    stmt = statements.get(target)
+    if near is None or stmt is None:
+        return False
+    depth = 0
+    while (
+        depth < min(len(near.ivs), len(stmt.ivs)) and near.ivs[depth] == stmt.ivs[depth]
+    ):
+        depth += 1
+    ivs = tuple(iv for iv, _ in tiles)
+    if stmt.ivs[depth : depth + len(tiles)] != ivs:
+        return False
+    # the kernels load and store T at every point of the output loops, also
+    # where the reduction loops run zero times
+    free = [i for i, iv in enumerate(stmt.ivs) if iv in reduction]
+    return first_tile_covers(near, stmt, depth, [at for _, at in tiles], free)
+
+
+@dataclass
+class _Epilogue:
+    """One pointwise update of T folded into the kernels (`_final`)."""
+
+    nest: Operation
+    ops: list[Operation]
+    """The innermost block's ops, its `affine.store` of T last."""
+    ivs: dict[SSAValue, SSAValue]
+    """The nest's IVs → the band IVs that index the same subscript of T."""
+
+
+@dataclass
+class _Finish:
+    """T's pointwise updates after the band, folded into the kernels."""
+
+    epilogues: list[_Epilogue]
+    last: list[tuple[SSAValue, int]]
+    """The tile loops around the band and their last iterations: the
+    kernels apply the updates before storing when all are at them."""
+
+
+def _pointwise(nest: Operation, plan: _Plan, top: Operation) -> _Epilogue | None:
+    """`nest` as a pointwise update of the band's target T: a perfect nest
+    whose innermost block reads T only at the element it stores, other
+    arrays through affine loads (along the vector IV in mode 1: only in the
+    last subscript with coefficient 1, or not at all), and otherwise holds
+    constants and `_VECTOR_OPS`. Each subscript of both stores is one value:
+    an IV of the nest (one per subscript, all of them) where the band's is
+    a band IV, else the band's same outer value."""
+    target = plan.stmt.store
+    op = nest
+    while isinstance(op, xaffine.ForOp | xaffine.ParallelOp):
+        if _loop_dims(op) is None:
+            return None
+        child = _only_child(op.regions[0].blocks[0])
+        if not isinstance(child, xaffine.ForOp | xaffine.ParallelOp):
+            break
+        op = child
+    else:
+        return None
+    ops = list(op.regions[0].blocks[0].ops)
+    if len(ops) < 2 or not isinstance(ops[-2], xaffine.StoreOp):
+        return None
+    store = ops[-2]
+    ops = ops[:-1]
+    if store.memref != target.memref:
+        return None
+
+    def subscripts(m: AffineMap, operands: Sequence[SSAValue]) -> list[SSAValue]:
+        out: list[SSAValue] = []
+        for r in m.results:
+            if not isinstance(r, AffineDimExpr | AffineSymExpr):
+                return []
+            pos = r.position + (m.num_dims if isinstance(r, AffineSymExpr) else 0)
+            out.append(operands[pos])
+        return out
+
+    mine = subscripts(store.map.data, store.indices)
+    band = subscripts(target.map.data, target.indices)
+    if not mine or len(mine) != len(band) or len(set(mine)) != len(mine):
+        return None
+    nest_ivs: set[SSAValue] = set()
+    for o in nest.walk():
+        if isinstance(o, xaffine.ForOp | xaffine.ParallelOp):
+            nest_ivs |= set(o.regions[0].blocks[0].args)
+    # subscripts: the nest's IVs (one each) or the band's own outer values
+    ivs: dict[SSAValue, SSAValue] = {}
+    for a, b in zip(mine, band):
+        if a in nest_ivs:
+            ivs[a] = b
+        elif a != b:
+            return None
+    if set(ivs) != nest_ivs:
+        return None
+    inner = set(ops)
+    band_ivs = {d.iv for d in plan.dims}
+    for o in ops[:-1]:
+        for v in o.operands:
+            owner = v.owner
+            if (
+                isinstance(owner, Operation)
+                and owner not in inner
+                and not isinstance(owner, arith.ConstantOp)
+                and owner.parent_block() is top.parent_block()
+            ):
+                # defined after the band (constants are cloned)
+                return None
+        if isinstance(o, xaffine.LoadOp):
+            indices = list(o.indices)
+            if o.memref == target.memref:
+                if o.map != store.map or indices != list(store.indices):
+                    return None
+                continue
+            if any(v in inner for v in indices):
+                return None
+            mapped = [ivs.get(v, v) for v in indices]
+            if any(v in nest_ivs and v not in ivs for v in indices):
+                return None
+            if plan.mode == 1:
+                access = _Access.of(o.memref, o.map.data, mapped, band_ivs)
+                if access.unit_last(plan.vec_iv) is False:
+                    return None
+            continue
+        if isinstance(o, arith.ConstantOp):
+            continue
+        if o.name not in _VECTOR_OPS or len(o.results) != 1:
+            return None
+    if store.value.type != target.value.type:
+        return None
+    return _Epilogue(nest, ops, ivs)
+
+
+def _final(plan: _Plan, scop: Scop | None) -> _Finish | None:
+    """Fold the pointwise updates of T that follow the band into its last tile.
+
+    Matches, after the band and the `affine.for` tile loops `t` around it
+    (constant bounds), consecutive perfect nests that each update every
+    element of T the band writes from that element, other arrays and
+    constants (`_pointwise`), when `first_tile_covers` holds for the last
+    tile: every tile iteration writes exactly the elements the nest
+    updates, and the last one runs whenever the nest does. The kernels of
+    the last tile apply the updates to their accumulators before storing
+    them (an `scf.if` on `t == last` when there are tile loops); the nests
+    are erased, and with them a pass over T each (MLP's bias and ReLU)::
+
+        affine.for %kt = 0 to 4 { <band: O[b, n] += I[b, k] * W[n, k]> }
+        affine.for %b ... { affine.for %n ... { O[b, n] = O[b, n] + B[n] } }
+        affine.for %b ... { affine.for %n ... { O[b, n] = max(O[b, n], 0) } }
+
+    Each element still sees the band's updates, then the nests' in their
+    order: a pointwise update reads and writes only its own element of T.
+    """
+    if scop is None:
+        return None
+    top, chain = _tile_chain(plan)
+    if any(last is None for _, _, last in chain):
+        return None
+    last = [(iv, at) for iv, _, at in chain if at is not None]
+    epilogues: list[_Epilogue] = []
+    nest = top.next_op
+    while True:
+        while isinstance(nest, arith.ConstantOp):
+            nest = nest.next_op
+        if nest is None:
+            break
+        epi = _pointwise(nest, plan, top)
+        if epi is None or not _covers(scop, epi.ops[-1], plan, last):
+            break
+        epilogues.append(epi)
+        nest = nest.next_op
+    if not epilogues:
+        return None
+    return _Finish(epilogues, last)
 
 
 def _panel(a: _Access, v: SSAValue, u: SSAValue) -> bool:
@@ -1264,6 +1577,12 @@ class _Rewriter:
                 anchor_block.insert_ops_after(frees, plan.anchor)
         outer.detach()
         outer.erase()
+        folded = [] if plan.start is None else [plan.start.nest]
+        if plan.finish is not None:
+            folded += [epi.nest for epi in plan.finish.epilogues]
+        for nest in folded:
+            nest.detach()
+            nest.erase()
 
     def _strips(self, em: _Emitter) -> list[_Strip]:
         plan = self.plan
@@ -1688,16 +2007,7 @@ class _Kernel:
         plan, stmt, em = self.plan, self.stmt, self.em
         target = stmt.target
         mode1 = plan.mode == 1
-        # accumulators
-        accs: list[SSAValue] = []
-        for p in self.points:
-            operands = [self.iv_value(v, p, None) for v in target.operands]
-            if mode1:
-                accs.append(self.vector_load(em, target, operands, self.rw.vt, p))
-            else:
-                accs.append(
-                    em.val(LoadOp(target.memref, operands, AffineMapAttr(target.map)))
-                )
+        accs = self.accumulators(em)
         if not mode1:
             kind, ident = self._reduction_kind()
             init = em.constant(ident, self.rw.vt)
@@ -1725,6 +2035,7 @@ class _Kernel:
                 )
                 for s, v in zip(scalars, vecs)
             ]
+        results = self.finish(em, results)
         for p, value in zip(self.points, results):
             operands = [self.iv_value(v, p, None) for v in target.operands]
             if mode1:
@@ -1733,6 +2044,139 @@ class _Kernel:
                 em.op(
                     StoreOp(value, target.memref, operands, AffineMapAttr(target.map))
                 )
+
+    def load_target(self, em: _Emitter) -> list[SSAValue]:
+        """T at every point: vectors in mode 1, scalars in mode 2."""
+        target = self.stmt.target
+        out: list[SSAValue] = []
+        for p in self.points:
+            operands = [self.iv_value(v, p, None) for v in target.operands]
+            if self.plan.mode == 1:
+                out.append(self.vector_load(em, target, operands, self.rw.vt, p))
+            else:
+                out.append(
+                    em.val(LoadOp(target.memref, operands, AffineMapAttr(target.map)))
+                )
+        return out
+
+    def accumulators(self, em: _Emitter) -> list[SSAValue]:
+        """The accumulators' first values: T, or the folded initial value
+        (`_initial`) in the first tile."""
+        start = self.plan.start
+        if start is None:
+            return self.load_target(em)
+        owner = start.value.owner
+        value = (
+            em.val(owner.clone())
+            if isinstance(owner, arith.ConstantOp) and start.nest.is_ancestor(owner)
+            else start.value
+        )
+        if self.plan.mode == 1:
+            value = em.val(vector.BroadcastOp(value, self.rw.vt))
+        initial = [value] * len(self.points)
+        if not start.first:
+            return initial
+        cond = self._at(em, start.first)
+        then_block = Block([scf.YieldOp(*initial)])
+        else_block = Block()
+        loads = self.load_target(_Emitter(else_block))
+        else_block.add_op(scf.YieldOp(*loads))
+        branch = scf.IfOp(cond, [a.type for a in loads], [then_block], [else_block])
+        em.op(branch)
+        return list(branch.results)
+
+    def _at(self, em: _Emitter, tiles: list[tuple[SSAValue, int]]) -> SSAValue:
+        """Whether every tile IV is at its given iteration."""
+        cond: SSAValue | None = None
+        for iv, at in tiles:
+            eq = em.val(arith.CmpiOp(iv, em.constant(at, IndexType()), "eq"))
+            cond = eq if cond is None else em.val(arith.AndIOp(cond, eq))
+        assert cond is not None
+        return cond
+
+    def finish(self, em: _Emitter, values: list[SSAValue]) -> list[SSAValue]:
+        """The values to store: with the folded updates (`_final`) applied
+        in the last tile."""
+        fin = self.plan.finish
+        if fin is None:
+            return values
+        if not fin.last:
+            return self.updated(em, values)
+        then_block = Block()
+        then_block.add_op(scf.YieldOp(*self.updated(_Emitter(then_block), values)))
+        else_block = Block([scf.YieldOp(*values)])
+        branch = scf.IfOp(
+            self._at(em, fin.last),
+            [v.type for v in values],
+            [then_block],
+            [else_block],
+        )
+        em.op(branch)
+        return list(branch.results)
+
+    def updated(self, em: _Emitter, values: list[SSAValue]) -> list[SSAValue]:
+        assert self.plan.finish is not None
+        out: list[SSAValue] = []
+        for p, value in zip(self.points, values):
+            for epi in self.plan.finish.epilogues:
+                value = self._epilogue(em, epi, p, value)
+            out.append(value)
+        return out
+
+    def _epilogue(
+        self, em: _Emitter, epi: _Epilogue, p: tuple[int, ...], acc: SSAValue
+    ) -> SSAValue:
+        """One pointwise update at point `p` of the value `acc` of T."""
+        plan = self.plan
+        lanes = plan.lanes
+        band = {d.iv for d in plan.dims}
+        store = epi.ops[-1]
+        assert isinstance(store, xaffine.StoreOp)
+        env: dict[SSAValue, SSAValue] = {}
+
+        def get(v: SSAValue) -> SSAValue:
+            if v not in env and isinstance(v.owner, arith.ConstantOp):
+                env[v] = em.val(v.owner.clone())
+            return env.get(v, v)
+
+        def widen(x: SSAValue) -> SSAValue:
+            if plan.mode != 1 or isinstance(x.type, VectorType):
+                return x
+            return em.val(vector.BroadcastOp(x, VectorType(x.type, [lanes])))
+
+        for o in epi.ops[:-1]:
+            r = o.results[0]
+            if isinstance(o, xaffine.LoadOp):
+                if o.memref == store.memref:
+                    env[r] = acc
+                    continue
+                mapped = [epi.ivs.get(v, v) for v in o.indices]
+                access = _Access.of(o.memref, o.map.data, mapped, band)
+                operands = [self.iv_value(v, p, None) for v in mapped]
+                if plan.mode == 1 and access.unit_last(plan.vec_iv):
+                    t = VectorType(r.type, [lanes])
+                    env[r] = self.vector_load(em, access, operands, t, p)
+                else:
+                    env[r] = em.val(
+                        LoadOp(o.memref, operands, AffineMapAttr(o.map.data), r.type)
+                    )
+                continue
+            operands = [get(v) for v in o.operands]
+            if isinstance(o, arith.ConstantOp):
+                env[r] = get(r)
+                continue
+            vec = any(isinstance(x.type, VectorType) for x in operands)
+            if vec:
+                operands = [widen(x) for x in operands]
+            env[r] = em.val(
+                type(o).create(
+                    operands=operands,
+                    result_types=[VectorType(r.type, [lanes]) if vec else r.type],
+                    properties=dict(o.properties),
+                    attributes=dict(o.attributes),
+                )
+            )
+        return widen(get(store.value))
 
     def prefetch(self, em: _Emitter) -> None:
         """Mode 1, a full row strip, one reduction loop `r` of static extent,
@@ -2103,7 +2547,7 @@ def register_tile(
             f"(got {vector_width}, {rows}, {vectors})"
         )
     stores = [
-        op
+        (f, op)
         for f in module.ops
         if isinstance(f, func.FuncOp)
         for op in f.walk()
@@ -2113,10 +2557,21 @@ def register_tile(
         return 0
     lanes32 = vector_width or _host_lanes()
     count = 0
-    for store in stores:
+    scops: dict[func.FuncOp, Scop | None] = {}
+    for fn, store in stores:
         plan = _plan(store, lanes32, rows, vectors, pack)
         if plan is None:
             continue
+        if fn not in scops:
+            # the model of the function as scheduled (before any rewrite):
+            # the statements that `_initial` compares are left untouched by
+            # the rewrites of other bands
+            try:
+                scops[fn] = extract_scop(fn)
+            except TCError:
+                scops[fn] = None
+        plan.start = _initial(plan, scops[fn])
+        plan.finish = _final(plan, scops[fn])
         _Rewriter(plan).run()
         count += 1
     return count

@@ -228,3 +228,56 @@ def test_short_rows_of_the_next_strip_are_prefetched() -> None:
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.sqrt(24))
     assert "memref.prefetch %X" in k.ir(w, x, stage="loops")
     assert re.search(r"\bprefetcht0\b", k.ir(w, x, stage="asm"))
+
+
+@pytest.mark.parametrize(
+    ("batch", "n", "m"),
+    [(37, 53, 600), (8, 16, 40), (130, 70, 33)],
+    ids=["tiled", "short", "gathered"],
+)
+def test_initialisation_bias_and_relu_fold_into_the_kernels(
+    batch: int, n: int, m: int
+) -> None:
+    """The MLP layer at odd sizes: O1's zeroing and the bias and ReLU passes
+    run inside the register tiles (the first tile starts from zero, the last
+    adds B1 and takes the max before its store), so the loops IR reads O1
+    only as vectors; the result matches NumPy's."""
+    k = tcdialect.define(
+        "def fcrelu(float(B, M) I, float(N, M) W1, float(N) B1) -> (O1) {\n"
+        "    O1(b, n) +=! I(b, r_m) * W1(n, r_m)\n"
+        "    O1(b, n) = O1(b, n) + B1(n)\n"
+        "    O1(b, n) = fmax(O1(b, n), 0.0)\n"
+        "}"
+    )
+    rng = np.random.default_rng(7)
+    i = rng.standard_normal((batch, m)).astype(np.float32)
+    w = rng.standard_normal((n, m)).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    got = k(i, w, b)
+    want = np.maximum(i.astype(np.float64) @ w.T.astype(np.float64) + b, 0.0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.sqrt(m))
+    # every store of O1 is a kernel's, of ReLU(acc + B1) (or of the branch
+    # that applies it in the last tile): no pass of its own zeroes O1, adds
+    # the bias or takes the max
+    loops = k.ir(i, w, b, stage="loops")
+    stores = 0
+    for fn in loops.split("func.func")[1:]:
+        defs: dict[str, list[str]] = {}
+        for line in fn.splitlines():
+            hit = re.match(r"\s*(%[\w.]+(?:, %[\w.]+)*) = ([\w.]+) ?(.*)", line)
+            if hit:
+                for name in hit.group(1).split(", "):
+                    defs[name] = [hit.group(2), *re.findall(r"%[\w.]+", hit.group(3))]
+        for v in re.findall(r"(?:memref|vector)\.store (%[\w.]+), %O1\[", fn):
+            stores += 1
+            op, *operands = defs[v]
+            assert op in ("scf.if", "arith.maxnumf"), (v, op)
+            if op == "arith.maxnumf":
+                assert defs[operands[0]][0] == "arith.addf"
+        for v in re.findall(
+            r"vector\.maskedstore %O1\[[^]]*\], %[\w.]+, (%[\w.]+)", fn
+        ):
+            stores += 1
+            assert defs[v][0] in ("scf.if", "arith.maxnumf"), (v, defs[v][0])
+    assert stores
+    assert ("scf.if" in loops) == (m > 256)
