@@ -42,7 +42,8 @@ Operations:
   vectors. `vector.load/store` on a contiguous row-major memref are an
   `llvm.load/store` of the vector type at the element's address, aligned to
   the element size (unaligned access); `vector.broadcast` of a scalar is
-  `insertelement` + a zero-mask `shufflevector`; `vector.fma` and `math.fma`
+  `insertelement` + a zero-mask `shufflevector`; `vector.shuffle` of 1-D
+  vectors is `shufflevector`; `vector.fma` and `math.fma`
   are `llvm.intr.fma`; `vector.reduction` is `llvm.vector.reduce.*` (`fadd`
   / `fmul` start from the accumulator or the identity and carry the op's
   fast-math flags, so `reassoc` gives a tree reduction and none an ordered
@@ -1220,6 +1221,17 @@ class _FunctionLowering:
             return
         self.set(op.vector, self._splat(src, t))
 
+    def lower_shuffle(self, op: Operation) -> None:
+        assert isinstance(op, vector.ShuffleOp)
+        t = _scalar_type(op.result.type, op)
+        a, b = self.get(op.v1, op), self.get(op.v2, op)
+        if not isinstance(t, VectorType) or len(t.get_shape()) != 1:
+            raise _err(op, f"unsupported shuffle to {op.result.type}")
+        if not isinstance(a.type, VectorType) or not isinstance(b.type, VectorType):
+            raise _err(op, "unsupported shuffle of 0-d vectors")
+        mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
+        self.set(op.result, self.emit_value(llvm.ShuffleVectorOp(a, b, mask, t)))
+
     def lower_vector_fma(self, op: Operation) -> None:
         assert isinstance(op, vector.FMAOp)
         a, b, c = (self.get(v, op) for v in (op.lhs, op.rhs, op.acc))
@@ -1445,6 +1457,7 @@ _HANDLERS: dict[str, Callable[[_FunctionLowering, Operation], None]] = {
     "vector.maskedstore": _FunctionLowering.lower_masked_store,
     "vector.create_mask": _FunctionLowering.lower_create_mask,
     "vector.broadcast": _FunctionLowering.lower_broadcast,
+    "vector.shuffle": _FunctionLowering.lower_shuffle,
     "vector.fma": _FunctionLowering.lower_vector_fma,
     "vector.reduction": _FunctionLowering.lower_reduction,
 }

@@ -88,8 +88,10 @@ Packing (mode 1 with a row loop `u`; `pack=auto|always|never`):
 
 - the *panel* (vector loads that do not depend on `u`) is copied, per
   column strip, into `memref.alloc`'d `buf[r_1 - lb_1, ..., r_n - lb_n,
-  0 .. NV*VL)` (gathered loads lane by lane, the others by vectors; masked
-  in the masked strip), and the column strips become the outer loop, so
+  0 .. NV*VL)` (gathered loads lane by lane, or, read contiguously along
+  the one reduction loop (`W[n, k]`), by VL x VL blocks transposed in
+  registers with `vector.shuffle`; the others by vectors; masked in the
+  masked strip), and the column strips become the outer loop, so
   each copy serves every row strip. `auto` packs when the panel's rows are
   at least 1 KiB apart (4 KiB rows map to the same cache sets) and the row
   extent is unknown or at least 8 * MR; it gathers (instead of mode 2) when
@@ -214,6 +216,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     AnyFloat,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
@@ -221,6 +224,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     VectorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -1796,7 +1800,13 @@ class _Rewriter:
         ]
         for op in plan.gathers:
             count = em.min(width, em.sym(lambda s0, s1: s1 - s0, v0, ub))
-            self._gather(em, op, buffers[op], v0, count, prefix)
+            # register transposes in the main strip only: each is ~130 ops
+            # (VL = 16), and the strips left over cover few columns
+            cols = next(st for st in self.strips if st.iv == plan.vec_iv)
+            full = 0
+            if var is cols.variants[0]:
+                full = var.count - 1 if var.masked else var.count
+            self._gather(em, op, buffers[op], v0, count, full, prefix)
         if not copies:
             return
         # the copy loops: the reduction loops (original bounds), then the vectors
@@ -1898,21 +1908,136 @@ class _Rewriter:
         buf: SSAValue,
         v0: SSAValue,
         count: _Val,
+        full: int,
         prefix: list[SSAValue],
     ) -> None:
-        """Copy `op`'s elements for columns `v0 .. v0 + count` one by one:
-        `buf[*prefix, r - lb, l] = op(v = v0 + l, r)`, the lanes outermost (each lane
-        reads a contiguous run of the source when `r` is its last subscript)."""
+        """Copy `op`'s elements for columns `v0 .. v0 + count` into
+        `buf[*prefix, r - lb, l] = op(v = v0 + l, r)` (at most `full`
+        blocks of VL columns are complete).
+
+        With one reduction loop `r` that the source reads contiguously (its
+        last subscript, coefficient 1: MLP's `W1[n, r_m]`), full VL x VL
+        blocks are transposed in registers (`_transpose`); the rest, and
+        other panels, are copied element by element (`_gather_elements`)."""
         plan = self.plan
         access = self.stmt.loads[op]
-        block, lane = _loop(em, 0, count, 1, False, "lane")
+        lanes = plan.lanes
+        r = plan.red[0]
+        if (
+            not full
+            or len(plan.red) != 1
+            or not access.unit_last(r)
+            or lanes & (lanes - 1)
+        ):
+            self._gather_elements(em, op, buf, v0, (0, count), 0, prefix)
+            return
+        _, ext = self.red_bounds[r]
+        blocks = em.min(full, em.sym(lambda s0: s0 // lanes, count))
+        ext_v = em.sym(lambda s0: (s0 // lanes) * lanes, ext)
+        lane_v = em.sym(lambda s0: (s0 // lanes) * lanes, count)
+        self._transpose(em, op, buf, v0, blocks, ext_v, prefix)
+        if not (isinstance(ext, int) and ext_v == ext):
+            self._gather_elements(em, op, buf, v0, (0, lane_v), ext_v, prefix)
+        self._gather_elements(em, op, buf, v0, (lane_v, count), 0, prefix)
+
+    def _transpose(
+        self,
+        em: _Emitter,
+        op: Operation,
+        buf: SSAValue,
+        v0: SSAValue,
+        blocks: _Val,
+        ext: _Val,
+        prefix: list[SSAValue],
+    ) -> None:
+        """Per block of VL columns and VL steps of `r` (the first `ext`): VL
+        vector loads along `r` (one per column), a transpose by log2(VL)
+        stages of two-input `vector.shuffle`s (stage `s` swaps, in every 2s x
+        2s block, the off-diagonal s x s blocks of the vector pairs `i, i +
+        s`), VL vector stores along the lanes. x86 does each shuffle in one
+        instruction (`vpermt2ps` at worst) where the element-wise copy takes a
+        load and a store per element."""
+        plan = self.plan
+        lanes = plan.lanes
+        access = self.stmt.loads[op]
+        r = plan.red[0]
+        lb, _ = self.red_bounds[r]
+        t = VectorType(op.results[0].type, [lanes])
+        block, b = _loop(em, 0, blocks, 1, False, "lanes")
+        bem = _body_emitter(block)
+        first = bem.index(bem.sym(lambda s0: s0 * lanes, b))
+        end = bem.sym(lambda s0, s1: s0 + s1, lb, ext)
+        block, k = _loop(bem, lb, end, lanes, False, r.name_hint)
+        kem = _body_emitter(block)
+        amap = access.map
+        rows: list[SSAValue] = []
+        for i in range(lanes):
+            col = kem.index(kem.sym(lambda s0, s1, o=i: s0 + s1 + o, v0, first))
+            operands = [
+                col if x == plan.vec_iv else k if x == r else self.remap.get(x, x)
+                for x in access.operands
+            ]
+            indices = [
+                kem.index(
+                    kem.apply(
+                        AffineMap(amap.num_dims, amap.num_symbols, (e,)), operands
+                    )
+                )
+                for e in amap.results
+            ]
+            rows.append(kem.val(vector.LoadOp(access.memref, indices, t)))
+        s = lanes // 2
+        while s:
+            lo = [x if not x & s else lanes + x - s for x in range(lanes)]
+            hi = [x + s if not x & s else lanes + x for x in range(lanes)]
+            out = list(rows)
+            for i in range(lanes):
+                if i & s:
+                    continue
+                for at, mask in ((i, lo), (i + s, hi)):
+                    out[at] = kem.val(
+                        vector.ShuffleOp(
+                            rows[i],
+                            rows[i + s],
+                            DenseArrayBase.from_list(i64, mask),
+                            result_type=t,
+                        )
+                    )
+            rows = out
+            s //= 2
+        rel = kem.sym(lambda s0, s1: s0 - s1, k, lb)
+        for j, row in enumerate(rows):
+            at = kem.index(kem.sym(lambda s0, o=j: s0 + o, rel))
+            kem.op(vector.StoreOp(row, buf, [*prefix, at, first]))
+
+    def _gather_elements(
+        self,
+        em: _Emitter,
+        op: Operation,
+        buf: SSAValue,
+        v0: SSAValue,
+        lanes: tuple[_Val, _Val],
+        skip: _Val,
+        prefix: list[SSAValue],
+    ) -> None:
+        """Copy the lanes `lanes` one by one, the lanes outermost (each lane
+        reads a contiguous run of the source when `r` is its last subscript);
+        with one reduction loop, only its steps from `lb + skip` on."""
+        if _empty(*lanes):
+            return
+        plan = self.plan
+        access = self.stmt.loads[op]
+        block, lane = _loop(em, lanes[0], lanes[1], 1, False, "lane")
         loop_em = _body_emitter(block)
         col = loop_em.index(loop_em.sym(lambda s0, s1: s0 + s1, v0, lane))
         ivs: list[SSAValue] = []
         for iv in plan.red:
             lb, ext = self.red_bounds[iv]
             ub_r = loop_em.sym(lambda s0, s1: s0 + s1, lb, ext)
-            block, new_iv = _loop(loop_em, lb, ub_r, 1, False, iv.name_hint)
+            lo = loop_em.sym(lambda s0, s1: s0 + s1, lb, skip) if skip != 0 else lb
+            if _empty(lo, ub_r):
+                return
+            block, new_iv = _loop(loop_em, lo, ub_r, 1, False, iv.name_hint)
             loop_em = _body_emitter(block)
             ivs.append(new_iv)
         remap = dict(zip(plan.red, ivs))

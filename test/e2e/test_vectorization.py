@@ -281,3 +281,25 @@ def test_initialisation_bias_and_relu_fold_into_the_kernels(
             assert defs[v][0] in ("scf.if", "arith.maxnumf"), (v, defs[v][0])
     assert stores
     assert ("scf.if" in loops) == (m > 256)
+
+
+def test_transposed_panels_are_gathered_by_register_transposes() -> None:
+    """C = A Bᵀ at odd sizes: B is read across its rows, so its panels are
+    gathered; full blocks of lanes x lanes are transposed in registers
+    (`vector.shuffle`, vector loads along k), the columns and steps of k
+    left over element by element. The result matches NumPy's."""
+    k = tcdialect.define(
+        "def tmm(float(M, K) A, float(N, K) B) -> (C) {\n"
+        "    C(m, n) +=! A(m, r_k) * B(n, r_k)\n"
+        "}"
+    )
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((200, 45)).astype(np.float32)
+    b = rng.standard_normal((75, 45)).astype(np.float32)
+    c = k(a, b)
+    want = a.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5 * np.sqrt(45))
+    loops = k.ir(a, b, stage="loops")
+    assert "vector.shuffle" in loops
+    assert re.search(r"vector\.load %B\[", loops)
+    assert re.search(r"memref\.load %B\[", loops)

@@ -108,3 +108,20 @@ func.func @ints(%a: vector<8xi32>, %b: vector<8xi32>, %c: i1) -> vector<8xi32> {
 // CHECK-NEXT:   %y = llvm.call_intrinsic "llvm.umin.v8i32"(%a, %b) : (vector<8xi32>, vector<8xi32>) -> vector<8xi32>
 // CHECK-NEXT:   %z = llvm.select %c, %x, %y : i1, vector<8xi32>
 // CHECK-NEXT:   llvm.return %z : vector<8xi32>
+
+// -----
+
+// A two-input shuffle of 1-D vectors (register-tile's in-register transposes)
+// is one shufflevector with the same mask; the result may be longer.
+func.func @shuffle(%a: vector<4xf32>, %b: vector<4xf32>) -> vector<8xf32> {
+  %lo = vector.shuffle %a, %b [0, 1, 4, 5] : vector<4xf32>, vector<4xf32>
+  %hi = vector.shuffle %a, %b [2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
+  %c = vector.shuffle %lo, %hi [0, 4, 1, 5, 2, 6, 3, 7] : vector<4xf32>, vector<4xf32>
+  func.return %c : vector<8xf32>
+}
+
+// CHECK:      llvm.func @shuffle(%a: vector<4xf32>, %b: vector<4xf32>) -> vector<8xf32> {
+// CHECK-NEXT:   %lo = llvm.shufflevector %a, %b [0, 1, 4, 5] : vector<4xf32>
+// CHECK-NEXT:   %hi = llvm.shufflevector %a, %b [2, 3, 6, 7] : vector<4xf32>
+// CHECK-NEXT:   %c = llvm.shufflevector %lo, %hi [0, 4, 1, 5, 2, 6, 3, 7] : vector<4xf32>
+// CHECK-NEXT:   llvm.return %c : vector<8xf32>

@@ -36,11 +36,24 @@ func.func @hoisted(%X: memref<64x4x16xf32>, %W: memref<8x16xf32>, %Y: memref<64x
 // CHECK-LABEL: func.func @hoisted
 // CHECK-NEXT:    %[[BUF:.*]] = memref.alloc() : memref<1x16x8xf32>
 // CHECK-NEXT:    affine.for %strip = 0 to 1 {
-// CHECK:           affine.for %lane = 0 to %{{.*}} {
+// W is read along k, so the gather transposes blocks of 8 columns x 8 steps
+// of k in registers: 8 vector loads (one per column), 3 stages of 8
+// shuffles, 8 vector stores (one per k); the columns left over (none here)
+// are copied one by one.
+// CHECK:           affine.for %lanes = 0 to %{{.*}} {
+// CHECK-NEXT:        %[[L:.*]] = affine.apply affine_map<()[s0] -> ((s0 * 8))> ()[%lanes]
+// CHECK-NEXT:        affine.for %k = 0 to 16 step 8 {
+// CHECK-COUNT-8:       vector.load %W[%{{.*}}, %k] : memref<8x16xf32>, vector<8xf32>
+// CHECK-NOT:           vector.load
+// CHECK:               %{{.*}} = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+// CHECK-COUNT-23:      vector.shuffle
+// CHECK-NEXT:          vector.store %{{.*}}, %[[BUF]][%strip, %k, %[[L]]] : memref<1x16x8xf32>, vector<8xf32>
+// CHECK-COUNT-7:       vector.store %{{.*}}, %[[BUF]][%strip, %{{.*}}, %[[L]]] : memref<1x16x8xf32>, vector<8xf32>
+// CHECK:           affine.for %lane = %{{.*}} to %{{.*}} {
 // CHECK-NEXT:        %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%{{.*}}, %lane]
-// CHECK-NEXT:        affine.for %k = 0 to 16 {
-// CHECK-NEXT:          %[[W:.*]] = affine.load %W[%[[COL]], %k] : memref<8x16xf32>
-// CHECK-NEXT:          affine.store %[[W]], %[[BUF]][%strip, %k, %lane] : memref<1x16x8xf32>
+// CHECK-NEXT:        affine.for %[[K0:.*]] = 0 to 16 {
+// CHECK-NEXT:          %[[W:.*]] = affine.load %W[%[[COL]], %[[K0]]] : memref<8x16xf32>
+// CHECK-NEXT:          affine.store %[[W]], %[[BUF]][%strip, %[[K0]], %lane] : memref<1x16x8xf32>
 // CHECK:         affine.for %m = 0 to 64 {
 // CHECK-NOT:       affine.store %z, %Y
 // CHECK:           affine.for %[[D:.*]] = 0 to 8 step 8 {
@@ -117,11 +130,11 @@ func.func @kept(%X: memref<64x4x16xf32>, %W: memref<8x16xf32>, %Y: memref<64x4x8
 // CHECK-LABEL: func.func @kept
 // CHECK-NEXT:    %[[KBUF:.*]] = memref.alloc() : memref<1x16x8xf32>
 // CHECK-NEXT:    affine.for %strip = 0 to 1 {
-// CHECK:           affine.store %{{.*}}, %[[KBUF]][%strip, %k, %lane]
+// CHECK:           vector.store %{{.*}}, %[[KBUF]][%strip, %k, %{{.*}}]
 // CHECK:         "affine.parallel"()
 // CHECK-NEXT:    ^bb0(%m: index):
 // CHECK-NEXT:      affine.for %d = 0 to 8 step 8 {
 // CHECK-NOT:         memref.alloc
-// CHECK:             vector.load %[[KBUF]][%{{.*}}, %k_1, %{{.*}}]
+// CHECK:             vector.load %[[KBUF]][%{{.*}}, %k_2, %{{.*}}]
 // CHECK:         memref.dealloc %[[KBUF]] : memref<1x16x8xf32>
 // CHECK-NEXT:    func.return
