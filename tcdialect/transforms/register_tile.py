@@ -874,10 +874,9 @@ def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
     """
     if scop is None:
         return None
-    top, chain = _tile_chain(plan)
-    if any(lb is None for _, lb, _ in chain):
+    top, first = _tile_chain(plan, 0)
+    if first is None:
         return None
-    first = [(iv, lb) for iv, lb, _ in chain if lb is not None]
     nest = top.prev_op
     while isinstance(nest, arith.ConstantOp):
         nest = nest.prev_op
@@ -898,13 +897,14 @@ def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
 
 
 def _tile_chain(
-    plan: _Plan,
-) -> tuple[Operation, list[tuple[SSAValue, int | None, int | None]]]:
-    """The perfectly nested `affine.for` loops (step 1) around the band,
-    outermost first, with their constant lower bound and last iteration
-    (None when not constant), and the outermost op (the band's when none)."""
+    plan: _Plan, end: int
+) -> tuple[Operation, list[tuple[SSAValue, int]] | None]:
+    """The outermost of the perfectly nested `affine.for` loops (step 1)
+    around the band (the band's outer op when none), and those loops,
+    outermost first, with their first (`end` 0) or last (`end` -1)
+    iteration; None when one of these is not a constant."""
     top = plan.outer
-    chain: list[tuple[SSAValue, int | None, int | None]] = []
+    chain: list[tuple[SSAValue, int]] | None = []
     while True:
         block = top.parent_block()
         parent = block.parent_op() if block is not None else None
@@ -915,13 +915,13 @@ def _tile_chain(
             and _only_child(parent.body.block) is top
         ):
             return top, chain
-        ends: list[int | None] = []
-        for amap in (parent.lowerBoundMap.data, parent.upperBoundMap.data):
-            r = amap.results
-            one = r[0] if len(r) == 1 else None
-            ends.append(one.value if isinstance(one, AffineConstantExpr) else None)
-        last = None if ends[1] is None else ends[1] - 1
-        chain.insert(0, (parent.body.block.args[0], ends[0], last))
+        amap = parent.upperBoundMap.data if end else parent.lowerBoundMap.data
+        r = amap.results
+        one = r[0] if len(r) == 1 else None
+        if chain is not None and isinstance(one, AffineConstantExpr):
+            chain.insert(0, (parent.body.block.args[0], one.value + end))
+        else:
+            chain = None
         top = parent
 
 
@@ -1085,10 +1085,9 @@ def _final(plan: _Plan, scop: Scop | None) -> _Finish | None:
     """
     if scop is None:
         return None
-    top, chain = _tile_chain(plan)
-    if any(last is None for _, _, last in chain):
+    top, last = _tile_chain(plan, -1)
+    if last is None:
         return None
-    last = [(iv, at) for iv, _, at in chain if at is not None]
     epilogues: list[_Epilogue] = []
     nest = top.next_op
     while True:
