@@ -192,7 +192,11 @@ and 6 x 4 at 91, 12 x 2 at 73, 4 x 6 at 82: each step loads MR + NV
 values for MR * NV FMAs), 8 lanes → MR=6, NV=2 (12 of 16 ymm), else
 4 x 2; mode 2 uses 4 x 4 (16 lanes) or 3 x 3. They shrink to static extents
 smaller than the tile (NV to the vectors that cover the extent, the last
-one masked: 26 columns by 16 lanes keep NV = 2).
+one masked: 26 columns by 16 lanes keep NV = 2), and NV grows by one when
+that covers a static extent in one strip and MR x NV accumulators still fit
+in 24 of 32 zmm (12 of 16 ymm): 54 columns by 4 rows are 4 x 4, the last
+vector masked, instead of 4 x 3 and a strip of 4 x 1 (gconv: 0.977x,
+paired, 20 rounds).
 
 Mode 2 needs a reduction loop of at least VL iterations (or an unknown
 number). Nests that do not match are left alone (non-reductions, several statements,
@@ -1256,19 +1260,26 @@ def _factors(plan: _Plan, lanes32: int, rows: int, vectors: int) -> list[int]:
     big = lanes32 >= 16
     if plan.mode == 1:
         mr = rows or _default_rows(lanes32)
+        if len(plan.unrolled) == 1:
+            mr = 1
+        elif not rows:
+            ext = plan.dim(plan.unrolled[0]).static_extent()
+            if ext is not None:
+                mr = max(1, min(mr, ext))
         nv = vectors or (3 if big else 2)
         if not vectors:
             ext = plan.dim(plan.vec_iv).static_extent()
             if ext is not None:
-                # a partial last vector is masked (26 columns: 16 + 10 masked)
-                nv = max(1, min(nv, -(-ext // plan.lanes)))
-        if len(plan.unrolled) == 1:
-            return [nv]
-        if not rows:
-            ext = plan.dim(plan.unrolled[0]).static_extent()
-            if ext is not None:
-                mr = max(1, min(mr, ext))
-        return [mr, nv]
+                # a partial last vector is masked (26 columns: 16 + 10
+                # masked); one vector more than NV covers the extent in one
+                # strip when the accumulators still fit (gconv's 54 columns
+                # by 4 rows: 4 x 4 instead of 4 x 3 and a strip of 4 x 1,
+                # which had half the independent FMA chains for 6 columns)
+                need = -(-ext // plan.lanes)
+                if need == nv + 1 and mr * need <= (24 if big else 12):
+                    nv = need
+                nv = max(1, min(nv, need))
+        return [nv] if len(plan.unrolled) == 1 else [mr, nv]
     if len(plan.unrolled) == 2:
         defaults = [rows or (4 if big else 3), vectors or (4 if big else 3)]
     else:

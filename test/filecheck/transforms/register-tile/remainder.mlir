@@ -1,0 +1,56 @@
+// RUN: tc-opt %s -p 'register-tile{vector-width=16}' | filecheck %s
+
+// With the default NV = 3 vectors of 16 lanes, 54 columns would leave a
+// strip of one masked vector per row (6 columns, MR chains). One vector
+// more covers them in one strip when the accumulators still fit: 4 rows x 4
+// vectors, the last one masked (group conv's rows of 54).
+
+func.func @one_more(%I: memref<8x54xf32>, %W: memref<4x8xf32>, %O: memref<4x54xf32>) {
+  affine.for %f = 0 to 4 {
+    affine.for %c = 0 to 8 {
+      affine.for %w = 0 to 54 {
+        %x = affine.load %I[%c, %w] : memref<8x54xf32>
+        %y = affine.load %W[%f, %c] : memref<4x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %o = affine.load %O[%f, %w] : memref<4x54xf32>
+        %s = arith.addf %o, %p fastmath<reassoc> : f32
+        affine.store %s, %O[%f, %w] : memref<4x54xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @one_more
+// CHECK-NEXT:    affine.for %f = 0 to 4 step 4 {
+// CHECK-NEXT:      affine.for %w = 0 to 54 step 64 {
+// CHECK:             {{(%[0-9]+, ){15}%[0-9]+}} = affine.for %c = 0 to 8 iter_args(
+// CHECK-COUNT-3:     vector.store %{{.*}}, %O[%f, %{{.*}}] : memref<4x54xf32>, vector<16xf32>
+// CHECK-NEXT:        vector.maskedstore %O[%f, %{{.*}}], %{{.*}}, %{{.*}} : memref<4x54xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NOT:       affine.for %w
+// CHECK:         func.return
+
+// Leave alone: with 8 rows, 8 x 4 accumulators would not fit (24 at most):
+// 8 x 3 vectors, then a strip of one masked vector per row.
+
+func.func @eight_rows(%I: memref<8x54xf32>, %W: memref<8x8xf32>, %O: memref<8x54xf32>) {
+  affine.for %f = 0 to 8 {
+    affine.for %c = 0 to 8 {
+      affine.for %w = 0 to 54 {
+        %x = affine.load %I[%c, %w] : memref<8x54xf32>
+        %y = affine.load %W[%f, %c] : memref<8x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %o = affine.load %O[%f, %w] : memref<8x54xf32>
+        %s = arith.addf %o, %p fastmath<reassoc> : f32
+        affine.store %s, %O[%f, %w] : memref<8x54xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @eight_rows
+// CHECK-NEXT:    affine.for %f = 0 to 8 step 8 {
+// CHECK-NEXT:      affine.for %w = 0 to 48 step 48 {
+// CHECK:           affine.for %w_1 = 48 to 54 step 16 {
+// CHECK:         func.return
