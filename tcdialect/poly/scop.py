@@ -575,7 +575,7 @@ def reduction_loops(scop: Scop) -> dict[str, Reduction]:
     return out
 
 
-def first_tile_covers(
+def tiles_cover(
     other: Statement,
     stmt: Statement,
     depth: int,
@@ -647,6 +647,6 @@ __all__ = [
     "Statement",
     "dependences",
     "extract_scop",
-    "first_tile_covers",
     "reduction_loops",
+    "tiles_cover",
 ]

@@ -134,7 +134,7 @@ stores one value `c` into T (`C = 0`), and the perfect nests right after
 that update each element of T from itself, other arrays and constants
 (`O = O + B[n]`, `O = max(O, 0)`), are folded into the kernels when isl
 shows that every tile iteration writes exactly the elements the nest writes
-(`first_tile_covers`, with the reduction loops' extents left out: a kernel
+(`tiles_cover`, with the reduction loops' extents left out: a kernel
 loads and stores all its points). The kernels of the first tile start from
 `c` instead of loading T, those of the last apply the updates before the
 store (an `scf.if` on the tile IVs when there are tile loops), and the
@@ -245,7 +245,7 @@ from xdsl.passes import ModulePass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.affine import LoadOp, StoreOp, parallel_op
 from tcdialect.dialects.memref import PrefetchOp
-from tcdialect.poly.scop import Scop, extract_scop, first_tile_covers
+from tcdialect.poly.scop import Scop, extract_scop, tiles_cover
 
 # --------------------------------------------------------------------------
 # Tables
@@ -837,27 +837,24 @@ class _Start:
     kernels start from `value` when all are at them, else load T."""
 
 
-def _perfect_statement(nest: Operation) -> xaffine.StoreOp | None:
-    """The store of a perfect nest of `affine.for`/`affine.parallel` whose
-    innermost block is constants and one `affine.store`."""
+def _nest_statement(nest: Operation) -> list[Operation] | None:
+    """The innermost block's ops (its yield left out) of a perfect nest of
+    step-1 `affine.for` / `affine.parallel` loops without results, when
+    they end in an `affine.store`."""
     op = nest
-    while isinstance(op, xaffine.ForOp | xaffine.ParallelOp):
-        if isinstance(op, xaffine.ForOp) and op.inits:
+    if not isinstance(op, xaffine.ForOp | xaffine.ParallelOp):
+        return None
+    while True:
+        if _loop_dims(op) is None:
             return None
-        if isinstance(op, xaffine.ParallelOp) and op.res:
-            return None
-        block = op.regions[0].blocks[0]
-        child = _only_child(block)
-        if isinstance(child, xaffine.ForOp | xaffine.ParallelOp):
-            op = child
-            continue
-        ops = list(block.ops)
-        if len(ops) < 2 or not isinstance(ops[-2], xaffine.StoreOp):
-            return None
-        if not all(isinstance(o, arith.ConstantOp) for o in ops[:-2]):
-            return None
-        return ops[-2]
-    return None
+        child = _only_child(op.regions[0].blocks[0])
+        if not isinstance(child, xaffine.ForOp | xaffine.ParallelOp):
+            break
+        op = child
+    ops = list(op.regions[0].blocks[0].ops)[:-1]
+    if not ops or not isinstance(ops[-1], xaffine.StoreOp):
+        return None
+    return ops
 
 
 def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
@@ -866,7 +863,7 @@ def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
     Matches a band whose outer op, after the perfectly nested `affine.for`
     tile loops `t` around it (constant lower bounds), directly follows a
     perfect nest storing one value `c` (a constant, or defined before it)
-    into T, when `first_tile_covers`: every tile iteration writes exactly
+    into T, when `tiles_cover`: every tile iteration writes exactly
     the elements the nest wrote, and the first one runs whenever it wrote.
     The kernels of the first tile then start from `c` instead of loading T
     (an `scf.if` on `t == lb` selects between the two when there are tile
@@ -886,9 +883,12 @@ def _initial(plan: _Plan, scop: Scop | None) -> _Start | None:
         nest = nest.prev_op
     if nest is None:
         return None
-    init_store = _perfect_statement(nest)
-    target = plan.stmt.store
-    if init_store is None or init_store.memref != target.memref:
+    ops = _nest_statement(nest)
+    if ops is None or not all(isinstance(o, arith.ConstantOp) for o in ops[:-1]):
+        return None
+    init_store = ops[-1]
+    assert isinstance(init_store, xaffine.StoreOp)
+    if init_store.memref != plan.stmt.store.memref:
         return None
     value = init_store.value
     owner = value.owner
@@ -932,7 +932,7 @@ def _tile_chain(
 def _covers(
     scop: Scop, other: Operation, plan: _Plan, tiles: list[tuple[SSAValue, int]]
 ) -> bool:
-    """`first_tile_covers` for the statement of the store `other` and the
+    """`tiles_cover` for the statement of the store `other` and the
     band's, the tile loops `tiles` at the given iteration."""
     target = plan.stmt.store
     reduction = set(plan.red)
@@ -952,7 +952,7 @@ def _covers(
     # the kernels load and store T at every point of the output loops, also
     # where the reduction loops run zero times
     free = [i for i, iv in enumerate(stmt.ivs) if iv in reduction]
-    return first_tile_covers(near, stmt, depth, [at for _, at in tiles], free)
+    return tiles_cover(near, stmt, depth, [at for _, at in tiles], free)
 
 
 @dataclass
@@ -985,21 +985,11 @@ def _pointwise(nest: Operation, plan: _Plan, top: Operation) -> _Epilogue | None
     an IV of the nest (one per subscript, all of them) where the band's is
     a band IV, else the band's same outer value."""
     target = plan.stmt.store
-    op = nest
-    while isinstance(op, xaffine.ForOp | xaffine.ParallelOp):
-        if _loop_dims(op) is None:
-            return None
-        child = _only_child(op.regions[0].blocks[0])
-        if not isinstance(child, xaffine.ForOp | xaffine.ParallelOp):
-            break
-        op = child
-    else:
+    ops = _nest_statement(nest)
+    if ops is None:
         return None
-    ops = list(op.regions[0].blocks[0].ops)
-    if len(ops) < 2 or not isinstance(ops[-2], xaffine.StoreOp):
-        return None
-    store = ops[-2]
-    ops = ops[:-1]
+    store = ops[-1]
+    assert isinstance(store, xaffine.StoreOp)
     if store.memref != target.memref:
         return None
 
@@ -1073,7 +1063,7 @@ def _final(plan: _Plan, scop: Scop | None) -> _Finish | None:
     Matches, after the band and the `affine.for` tile loops `t` around it
     (constant bounds), consecutive perfect nests that each update every
     element of T the band writes from that element, other arrays and
-    constants (`_pointwise`), when `first_tile_covers` holds for the last
+    constants (`_pointwise`), when `tiles_cover` holds for the last
     tile: every tile iteration writes exactly the elements the nest
     updates, and the last one runs whenever the nest does. The kernels of
     the last tile apply the updates to their accumulators before storing
