@@ -18,8 +18,9 @@ fused when:
 - both have `iter_args` and the same bounds (the same maps and the same SSA
   operands) and step;
 - neither body writes memory: every op in them is a load (`affine.load`,
-  `memref.load`, `vector.load`, `vector.maskedload`), an op without memory
-  effects, or a loop whose body satisfies the same;
+  `memref.load`, `vector.load`, `vector.maskedload`), a `memref.prefetch`
+  (a hint), an op without memory effects, or a loop whose body satisfies
+  the same;
 - `B` reads at least one array that `A` reads (otherwise nothing is saved);
 - every value `B` uses that is defined outside it is defined before `A`, or
   by an op between them without memory effects and regions whose operands
@@ -65,6 +66,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
+from tcdialect.dialects.memref import PrefetchOp
 from tcdialect.transforms.register_tile import defined_outside
 
 MAX_CARRIED = 12
@@ -105,8 +107,8 @@ def _effects(op: Operation, reads: set[SSAValue], writes: set[SSAValue]) -> bool
     if isinstance(op, _WRITES):
         writes.add(_memref(op))
         return True
-    if _pure(op) or isinstance(op, xaffine.YieldOp):
-        return True
+    if _pure(op) or isinstance(op, xaffine.YieldOp | PrefetchOp):
+        return True  # a prefetch is a hint: it reads and writes nothing
     if isinstance(op, xaffine.ForOp | xaffine.ParallelOp | xaffine.IfOp):
         return all(
             _effects(inner, reads, writes)

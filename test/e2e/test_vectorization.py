@@ -230,6 +230,34 @@ def test_short_rows_of_the_next_strip_are_prefetched() -> None:
     assert re.search(r"\bprefetcht0\b", k.ir(w, x, stage="asm"))
 
 
+def test_row_loops_prefetch_the_next_row() -> None:
+    """layernorm at odd sizes: its row loop holds the mean and variance
+    reductions and the nests between them, so the mean's vector loop, which
+    streams I's row, prefetches the next row of I for reading and of O (which
+    the row's last nest stores) for writing. The machine code prefetches,
+    and the result matches NumPy's."""
+    k = tcdialect.define(
+        "def layernorm(float(T, B, C) I) -> (O) {\n"
+        "    mean(t, b) +=! I(t, b, r_c)\n"
+        "    mean(t, b) = mean(t, b) / float(C)\n"
+        "    cen(t, b, c) = I(t, b, c) - mean(t, b)\n"
+        "    var(t, b) +=! cen(t, b, r_c) * cen(t, b, r_c)\n"
+        "    var(t, b) = (var(t, b) + 1e-5) / float(C)\n"
+        "    O(t, b, c) = cen(t, b, c) * rsqrt(var(t, b))\n"
+        "}"
+    )
+    x = np.random.default_rng(9).standard_normal((3, 7, 300)).astype(np.float32)
+    o = k(x)
+    x64 = x.astype(np.float64)
+    cen = x64 - x64.mean(axis=2, keepdims=True)
+    want = cen / np.sqrt((cen * cen).mean(axis=2, keepdims=True) + 1e-5 / 300)
+    np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5 * np.sqrt(300))
+    loops = k.ir(x, stage="loops")
+    assert re.search(r"memref\.prefetch %I\[.*\], read", loops)
+    assert re.search(r"memref\.prefetch %O\[.*\], write", loops)
+    assert re.search(r"\bprefetcht0\b", k.ir(x, stage="asm"))
+
+
 @pytest.mark.parametrize(
     ("batch", "n", "m"),
     [(37, 53, 600), (8, 16, 40), (130, 70, 33)],

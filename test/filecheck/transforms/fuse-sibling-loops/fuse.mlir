@@ -3,14 +3,18 @@
 // moments2 after register-tile: a row sum and a row sum of squares, each a
 // loop over k carrying its partial sums, with the first result stored and
 // the second loop's initial value defined between them. They become one
-// loop that reads the row once; the constant moves up before it.
+// loop that reads the row once; the constant moves up before it. The first
+// loop's prefetch of the next row (a hint, no memory effect) does not keep
+// them apart.
 
 func.func @moments(%I: memref<4x64xf32>, %mean: memref<4xf32>, %var: memref<4xf32>) {
   affine.for %n = 0 to 4 {
     %z = arith.constant dense<0.0> : vector<8xf32>
+    %n1 = affine.apply affine_map<(d0) -> (d0 + 1)> (%n)
     %s = affine.for %k = 0 to 64 step 8 iter_args(%a = %z) -> (vector<8xf32>) {
       %x = vector.load %I[%n, %k] : memref<4x64xf32>, vector<8xf32>
       %a1 = arith.addf %a, %x fastmath<reassoc> : vector<8xf32>
+      memref.prefetch %I[%n1, %k], read, locality<3>, data : memref<4x64xf32>
       affine.yield %a1 : vector<8xf32>
     }
     %c0 = arith.constant 0.0 : f32
@@ -31,10 +35,12 @@ func.func @moments(%I: memref<4x64xf32>, %mean: memref<4xf32>, %var: memref<4xf3
 // CHECK-LABEL: func.func @moments
 // CHECK:         affine.for %n = 0 to 4 {
 // CHECK-NEXT:      %z = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK-NEXT:      %n1 = affine.apply affine_map<(d0) -> ((d0 + 1))> (%n)
 // CHECK-NEXT:      %z2 = arith.constant dense<0.000000e+00> : vector<8xf32>
 // CHECK-NEXT:      %s, %q = affine.for %k = 0 to 64 step 8 iter_args(%[[A:.*]] = %z, %[[B:.*]] = %z2) -> (vector<8xf32>, vector<8xf32>) {
 // CHECK-NEXT:        %x = vector.load %I[%n, %k] : memref<4x64xf32>, vector<8xf32>
 // CHECK-NEXT:        %a1 = arith.addf %[[A]], %x fastmath<reassoc> : vector<8xf32>
+// CHECK-NEXT:        memref.prefetch %I[%n1, %k], read, locality<3>, data : memref<4x64xf32>
 // CHECK-NEXT:        %y = vector.load %I[%n, %k] : memref<4x64xf32>, vector<8xf32>
 // CHECK-NEXT:        %b1 = math.fma %y, %y, %[[B]] fastmath<reassoc> : vector<8xf32>
 // CHECK-NEXT:        affine.yield %a1, %b1 : vector<8xf32>, vector<8xf32>
