@@ -2513,51 +2513,37 @@ class _Kernel:
     ) -> list[tuple[_Access, SSAValue]]:
         """The stores of `loop`'s body that `next_rows` prefetches, each with
         its column IV."""
-        lb, ub = self.plan.dim(self.plan.vec_iv).lb, self.plan.dim(self.plan.vec_iv).ub
-        inside: set[SSAValue] = set()
-        for op in loop.walk():
-            for region in op.regions:
-                for block in region.blocks:
-                    inside.update(block.args)
+        r = self.plan.dim(self.plan.vec_iv)
         out: list[tuple[_Access, SSAValue]] = []
-        seen: set[tuple[SSAValue, AffineMap, tuple[SSAValue, ...]]] = set()
         for op in loop.walk():
             if not isinstance(op, xaffine.StoreOp) or op is self.stmt.store:
                 continue
             t = op.memref.type
-            owner = op.memref.owner
+            amap = op.map
+            assert amap is not None
+            last = amap.data.results[-1] if amap.data.results else None
             if (
                 op.memref == self.stmt.target.memref
                 or not isinstance(t, MemRefType)
-                or (isinstance(owner, Operation) and loop.is_ancestor(owner))
+                or not defined_outside(op.memref, loop)
+                or not isinstance(last, AffineDimExpr | AffineSymExpr)
             ):
                 continue
-            amap = op.map
-            assert amap is not None
             operands = tuple(op.indices)
-            last = amap.data.results[-1] if amap.data.results else None
-            if not isinstance(last, AffineDimExpr | AffineSymExpr):
-                continue
-            pos = last.position + (
-                amap.data.num_dims if isinstance(last, AffineSymExpr) else 0
-            )
-            c = operands[pos]
+            c = operands[
+                last.position
+                + (amap.data.num_dims if isinstance(last, AffineSymExpr) else 0)
+            ]
             cloop = c.owner.parent_op() if isinstance(c, BlockArgument) else None
-            if not isinstance(cloop, xaffine.ForOp) or cloop.step.value.data != 1:
+            dims = _loop_dims(cloop) if isinstance(cloop, xaffine.ForOp) else None
+            if dims is None or (dims[0].lb, dims[0].ub) != (r.lb, r.ub):
                 continue
-            dims = _loop_dims(cloop)
-            if dims is None or (dims[0].lb, dims[0].ub) != (lb, ub):
-                continue
-            a = _Access.of(op.memref, amap.data, operands, set())
-            if any(x in inside and x not in (o, c) for x in operands) or any(
-                c in {a.operands[p] for p in _linear(e, amap.data.num_dims)[0]}
-                for e in amap.data.results[:-1]
+            a = _Access.of(op.memref, amap.data, operands, {c})
+            if (
+                a.unit_last(c)
+                and all(x in (o, c) or defined_outside(x, loop) for x in operands)
+                and _next_pays(loop, _stride(a, o), t)
             ):
-                continue
-            stride = _stride(a, o)
-            key = (op.memref, amap.data, operands)
-            if stride and key not in seen and _next_pays(loop, stride, t):
-                seen.add(key)
                 out.append((a, c))
         return out
 
