@@ -2462,10 +2462,10 @@ class _Kernel:
         Stores (for writing), when some load qualifies, with that load's
         `o`: the stores in `o`'s body to arrays from outside it, other than
         T, whose last subscript is the IV of an `affine.for` with the bounds
-        of `r` (coefficient 1) and whose other subscripts use no IV of `o`'s
-        body but `o`, moved by at most as much: a row written later in the
-        same iteration (layernorm's `O(t, b, c)`), whose lines would
-        otherwise be read for ownership only when the fast store loop
+        of `r` (coefficient 1) and whose other subscripts use only `o` and
+        values from outside its body, moved by at most as much: a row written
+        later in the same iteration (layernorm's `O(t, b, c)`), whose lines
+        would otherwise be read for ownership only when the fast store loop
         reaches them (layernorm: 0.83-0.86x the time of the reads alone;
         softmax, whose store loop divides, 0.94-1.06x: noise)."""
         r = self.plan.vec_iv
