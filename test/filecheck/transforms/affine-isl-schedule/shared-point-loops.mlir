@@ -1,9 +1,10 @@
 // Inside a tile, each statement gets its own point loops, below the leading
 // point loops that all of them share. A loop stays shared while it leads
-// every statement's own loop order, each statement keeps two parallel loops
-// of its own, and a statement whose loads form an outer product (one load
-// varies along a loop and not along another, a second load the other way
-// round: a register tile's rows and vectors) keeps one below it.
+// every statement's own loop order, each statement keeps a parallel loop of
+// its own (two when a reduction loop runs between its parallel ones: a
+// register tile's rows and vectors), and a statement whose loads form an
+// outer product (one load varies along a loop and not along another, a
+// second load the other way round) keeps one below it.
 // RUN: tc-opt %s -p 'affine-isl-schedule{print-schedule=true}' | filecheck %s
 
 // A batch of small contractions: b is shared, the (i, j) outer product of X
@@ -90,6 +91,50 @@ func.func @pointwise(%I0: memref<4x64x8x28x28xf32>, %I1: memref<4x8x28x28xf32>, 
 // CHECK:         - filter: "{ S1[n, c, h, w, r] : {{.*}} }"
 // CHECK-NEXT:      child:
 // CHECK-NEXT:        schedule: "[{ S1[n, c, h, w, r] -> [(h)] }, { S1[n, c, h, w, r] -> [(r)] }, { S1[n, c, h, w, r] -> [(w)] }]"
+
+// A reduction over windows (maxpool), which runs inside its innermost
+// parallel loop, needs only that loop of its own: h is shared too, so each
+// row of O is set to -inf right before the pooling reads it back, instead of
+// a whole 16 x 16 slice in a separate pass.
+func.func @window(%I: memref<4x16x32x32xf32>, %O: memref<4x16x16x16xf32>) {
+  affine.for %b = 0 to 4 {
+    affine.for %c = 0 to 16 {
+      affine.for %h = 0 to 16 {
+        affine.for %w = 0 to 16 {
+          %z = arith.constant 0xFF800000 : f32
+          affine.store %z, %O[%b, %c, %h, %w] : memref<4x16x16x16xf32>
+        }
+      }
+    }
+  }
+  affine.for %b = 0 to 4 {
+    affine.for %c = 0 to 16 {
+      affine.for %h = 0 to 16 {
+        affine.for %w = 0 to 16 {
+          affine.for %i = 0 to 2 {
+            affine.for %j = 0 to 2 {
+              %x = affine.load %I[%b, %c, %h * 2 + %i, %w * 2 + %j] : memref<4x16x32x32xf32>
+              %o = affine.load %O[%b, %c, %h, %w] : memref<4x16x16x16xf32>
+              %m = arith.maximumf %o, %x fastmath<reassoc> : f32
+              affine.store %m, %O[%b, %c, %h, %w] : memref<4x16x16x16xf32>
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: // schedule of @window:
+// CHECK:         schedule: "[{ S{{[01]}}[b, c, h, w{{.*}}] -> [(c)]; S{{[01]}}[b, c, h, w{{.*}}] -> [(c)] }, { S{{[01]}}[b, c, h, w{{.*}}] -> [(h)]; S{{[01]}}[b, c, h, w{{.*}}] -> [(h)] }]"
+// CHECK:         sequence:
+// CHECK-NEXT:    - filter: "{ S0[b, c, h, w] : {{.*}} }"
+// CHECK-NEXT:      child:
+// CHECK-NEXT:        schedule: "[{ S0[b, c, h, w] -> [(w)] }]"
+// CHECK:         - filter: "{ S1[b, c, h, w, i, j] : {{.*}} }"
+// CHECK-NEXT:      child:
+// CHECK-NEXT:        schedule: "[{ S1[b, c, h, w, i, j] -> [(w)] }, { S1[b, c, h, w, i, j] -> [(i)] }, { S1[b, c, h, w, i, j] -> [(i + j)] }]"
 
 // Left alone: sharing m would take the matmul's only outer product (A varies
 // along m, B along n), so the zeroing and the update each keep all their
