@@ -28,12 +28,12 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   the leading point loops all statements share: a loop stays shared while it
   leads every statement's own order, each statement keeps a parallel loop of
   its own (two when a reduction loop runs between them: a register tile's
-  rows and vectors), and no statement loses its last outer product (two loops with
-  a load varying along one and not the other, and another load the other way
-  round: the rows and vectors of a register tile). An initialisation's slice
-  is then accumulated while in cache (kronecker3: 22.4 -> 15.9 ms, group
-  conv 3.9 -> 3.5 ms on 2 threads; maxpool, a row of O at a time: 4.7 ->
-  3.5 ms).
+  rows and vectors), and no statement loses its last outer product (two
+  loops with a load varying along one and not the other, and another load
+  the other way round: the rows and vectors of a register tile). An
+  initialisation's slice is then accumulated while in cache (kronecker3:
+  22.4 -> 15.9 ms, group conv 3.9 -> 3.5 ms on 2 threads; maxpool, a row of
+  O at a time: 4.7 -> 3.5 ms).
 - **intra-tile order**: a band that schedules a single statement (a point
   band, or an untiled outer band) is permuted so that its innermost member is
   the one along which the most accesses are stride-1 or invariant (ties keep
