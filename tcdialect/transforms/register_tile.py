@@ -851,7 +851,7 @@ def _plan(
                 and (
                     pack == "always"
                     or (inner in a.deps() and not a.unit_last(inner))
-                    or _rows_alias(op, a, u, plan.factors[0])
+                    or _rows_alias(a, u, plan.factors[0])
                 )
             ]
             if pack == "always" or _rows_pay(plan):
@@ -1227,31 +1227,6 @@ def _rows_pay(plan: _Plan) -> bool:
     return ext is None or ext >= 4 * plan.factors[1] * plan.lanes
 
 
-def _rows_alias(load: Operation, a: _Access, u: SSAValue, rows: int) -> bool:
-    """Whether `rows` consecutive rows (values of `u`) of a broadcast load
-    crowd into at most two L1 sets: their distance in bytes, a static
-    number, is a multiple of 2 KiB (addresses 4 KiB apart share a set of an
-    8-way 32 KiB L1, so 8 rows of `A[m, k]` with 1024-float rows take a
-    whole set and evict each other and the panel). Measured on matmul 1024²,
-    2 threads, three runs of 30-40 paired rounds: 0.95x the time with the
-    rows packed; einsum's 1 KiB-apart rows (4 sets) gained nothing."""
-    t = load.operands[0].type
-    assert isinstance(t, MemRefType)
-    shape = t.get_shape()
-    if any(d < 0 for d in shape[1:]):
-        return False
-    stride = 0
-    for k, cs in enumerate(a.coeffs):
-        if u in a.nonlinear[k]:
-            return False
-        trailing = 1
-        for d in shape[k + 1 :]:
-            trailing *= d
-        stride += cs.get(u, 0) * trailing
-    sets = 4096 // pymath.gcd(abs(stride) * _elem_bytes(t), 4096)
-    return stride != 0 and -(-rows // sets) >= 4
-
-
 def _stride(a: _Access, iv: SSAValue) -> int | None:
     """Elements between the addresses `a` reads at consecutive values of
     `iv` (any value, not only band IVs): None when that is not a static
@@ -1272,6 +1247,23 @@ def _stride(a: _Access, iv: SSAValue) -> int | None:
             trailing *= d
         stride += sum(c for p, c in lin.items() if a.operands[p] == iv) * trailing
     return stride
+
+
+def _rows_alias(a: _Access, u: SSAValue, rows: int) -> bool:
+    """Whether `rows` consecutive rows (values of `u`) of a broadcast load `a`
+    crowd into at most two L1 sets: their distance in bytes, a static
+    number, is a multiple of 2 KiB (addresses 4 KiB apart share a set of an
+    8-way 32 KiB L1, so 8 rows of `A[m, k]` with 1024-float rows take a
+    whole set and evict each other and the panel). Measured on matmul 1024²,
+    2 threads, three runs of 30-40 paired rounds: 0.95x the time with the
+    rows packed; einsum's 1 KiB-apart rows (4 sets) gained nothing."""
+    t = a.memref.type
+    assert isinstance(t, MemRefType)
+    stride = _stride(a, u)
+    if not stride:
+        return False
+    sets = 4096 // pymath.gcd(abs(stride) * _elem_bytes(t), 4096)
+    return -(-rows // sets) >= 4
 
 
 def _next_pays(stride: int | None, t: MemRefType) -> bool:
