@@ -26,7 +26,9 @@ func.func @rows_4k_apart(%A: memref<64x1024xf32>, %B: memref<1024x256xf32>, %C: 
 // rows are packed, once for every strip of 4 rows, although k walks them
 // with unit stride. The rows were the parallel loop; with 32 column strips
 // for 16 row strips the column strips become the parallel loop (each copies
-// its own panel) and the row strips a serial loop inside.
+// its own panel) and the row strips a serial loop inside. The panel, 32 KiB,
+// does not stay in L1 from one row strip to the next: the kernel prefetches
+// it 768 bytes (24 steps) ahead, once per step.
 // CHECK-LABEL: func.func @rows_4k_apart
 // CHECK:       %[[ROWS:.*]] = memref.alloc() : memref<16x1024x4xf32>
 // CHECK-NEXT:  "affine.parallel"() <{{.*}}upperBoundsMap = affine_map<() -> (16)>{{.*}}steps = [1 : i64]}> ({
@@ -39,6 +41,10 @@ func.func @rows_4k_apart(%A: memref<64x1024xf32>, %B: memref<1024x256xf32>, %C: 
 // CHECK:           affine.for %k_2 = 0 to 1024 iter_args(
 // CHECK-NEXT:        %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:        %{{.*}} = affine.load %[[ROWS]][%{{.*}}, %k_2, %{{.*}}] : memref<16x1024x4xf32>
+// CHECK:             %{{.*}} = vector.load %[[PANEL]][%k_2, %[[COL:.*]]] : memref<1024x8xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[AHEAD:.*]] = affine.apply affine_map<()[s0] -> ((s0 + 24))> ()[%k_2]
+// CHECK-NEXT:        memref.prefetch %[[PANEL]][%[[AHEAD]], %[[COL]]], read, locality<3>, data : memref<1024x8xf32>
+// CHECK-NOT:         memref.prefetch
 // CHECK:           memref.dealloc %[[PANEL]] : memref<1024x8xf32>
 // CHECK:       memref.dealloc %[[ROWS]] : memref<16x1024x4xf32>
 
@@ -60,13 +66,19 @@ func.func @rows_1k_apart(%A: memref<64x256xf32>, %B: memref<256x256xf32>, %C: me
   func.return
 }
 
-// Rows 1 KiB apart fall into four L1 sets: the kernel reads A itself.
+// Rows 1 KiB apart fall into four L1 sets: the kernel reads A itself. B's
+// panel, 8 KiB, stays in L1: no prefetch.
 // CHECK-LABEL: func.func @rows_1k_apart
 // CHECK-NOT:   memref<16x256x4xf32>
 // CHECK:       "affine.parallel"() <{{.*}}upperBoundsMap = affine_map<() -> (256)>{{.*}}steps = [8 : i64]}> ({
+// CHECK-NEXT:  ^bb0(%n: index):
+// CHECK-NEXT:    %[[PANEL:.*]] = memref.alloc() : memref<256x8xf32>
 // CHECK:         affine.for %m = 0 to 64 step 4 {
 // CHECK:           affine.for %k_1 = 0 to 256 iter_args(
 // CHECK-NEXT:        %{{.*}} = affine.load %A[%m, %k_1] : memref<64x256xf32>
+// CHECK:             vector.load %[[PANEL]]
+// CHECK-NOT:       memref.prefetch
+// CHECK:           memref.dealloc %[[PANEL]] : memref<256x8xf32>
 
 func.func @more_row_strips(%A: memref<256x1024xf32>, %B: memref<1024x1024xf32>, %C: memref<256x16xf32>) {
   "affine.parallel"() <{reductions = [], lowerBoundsMap = affine_map<() -> (0)>, lowerBoundsGroups = dense<1> : tensor<1xi32>, upperBoundsMap = affine_map<() -> (256)>, upperBoundsGroups = dense<1> : tensor<1xi32>, steps = [1 : i64]}> ({

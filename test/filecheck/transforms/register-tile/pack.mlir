@@ -5,8 +5,9 @@
 // stride of a whole row, are copied once for every full strip of 2 rows into
 // buf[strip, k, 0..2) (a parallel loop over the strips); B's panel of each
 // column strip into a contiguous K x 8 buffer, which makes the column strips
-// the outer (parallel) loop; the kernels read both buffers; the remainder
-// row reads A itself.
+// the outer (parallel) loop; the kernels read both buffers, and prefetch the
+// panel 768 bytes (24 steps of 32) ahead, as its size is unknown; the
+// remainder row reads A itself.
 
 func.func @atb(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %K: index, %M: index, %N: index) {
   "affine.parallel"(%M, %N) <{reductions = [], lowerBoundsMap = affine_map<() -> (0, 0)>, lowerBoundsGroups = dense<1> : tensor<2xi32>, upperBoundsMap = affine_map<()[s0, s1] -> (s0, s1)>, upperBoundsGroups = dense<1> : tensor<2xi32>, steps = [1 : i64, 1 : i64]}> ({
@@ -56,7 +57,9 @@ func.func @atb(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %K
 // CHECK-NEXT:       %[[A0:.*]] = affine.load %[[AROWS]][%[[S]], %k_2, %{{.*}}] : memref<?x?x2xf32>
 // CHECK-NEXT:       %[[A0B:.*]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
 // CHECK-NEXT:       %{{.*}} = arith.constant 0 : index
-// CHECK-NEXT:       %[[B0:.*]] = vector.load %[[PANEL]][%k_2, %{{.*}}] : memref<?x8xf32>, vector<8xf32>
+// CHECK-NEXT:       %[[B0:.*]] = vector.load %[[PANEL]][%k_2, %[[COL:.*]]] : memref<?x8xf32>, vector<8xf32>
+// CHECK-NEXT:       %[[AHEAD:.*]] = affine.apply affine_map<()[s0] -> ((s0 + 24))> ()[%k_2]
+// CHECK-NEXT:       memref.prefetch %[[PANEL]][%[[AHEAD]], %[[COL]]], read, locality<3>, data : memref<?x8xf32>
 // CHECK-NEXT:       %{{.*}} = math.fma %[[A0B]], %[[B0]], %{{.*}} fastmath<reassoc> : vector<8xf32>
 // CHECK:        ^bb0(%m_1: index):
 // CHECK:            %{{.*}} = affine.load %A[%k_3, %m_1] : memref<?x?xf32>
