@@ -173,6 +173,35 @@ def test_auto_tiling_keeps_small_parallel_members_in_one_tile() -> None:
     assert "floor((m)/192)" in tree
 
 
+EINSUM = """
+def ein(float(A, B, C) X, float(C, D) Y) -> (O) {
+    O(a, b, d) +=! X(a, b, r_c) * Y(r_c, d)
+}"""
+
+
+@pytest.mark.parametrize(("threads", "tile"), [(2, 16), (3, 11), (4, 8)])
+def test_auto_tiling_cuts_a_short_batch_member_per_thread(
+    threads: int, tile: int
+) -> None:
+    # `a` (32) is outside the row and column members b and d: one tile per
+    # thread, so that each thread's share is a serial loop.
+    sizes = {"A": 32, "B": 128, "C": 256, "D": 512}
+    module = lower(parse_tc(EINSUM), "affine", sizes)
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(threads=threads))
+    assert tree is not None
+    assert f"floor((a)/{tile})" in tree
+
+
+def test_auto_tiling_keeps_short_rows_in_one_tile_with_two_coincident_members() -> None:
+    # The same rule does not cut rows: matmul's 128 rows stay one tile.
+    module = lower(parse_tc(MATMUL), "affine", {"M": 128, "K": 1024, "N": 1024})
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(threads=2))
+    assert tree is not None
+    assert "floor((m)/192)" in tree
+
+
 def _parallel_loops(fn: func.FuncOp) -> list[affine.ParallelOp]:
     return [op for op in fn.walk() if isinstance(op, affine.ParallelOp)]
 

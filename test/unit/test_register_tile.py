@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import test_reference_catalog as catalog  # test/unit is on pytest's pythonpath
-from xdsl.dialects import vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
@@ -190,6 +190,31 @@ def test_einsum_keeps_the_outer_output_loop() -> None:
     assert register_tile(module, vector_width=8, rows=2) == 1
     text = str(module)
     assert "vector.broadcast" in text and "math.fma" in text
+
+
+def test_einsum_copies_the_shared_panel_once_per_thread() -> None:
+    # Scheduled for 2 threads, `a` is cut into one tile per thread: Y's
+    # panels, which do not vary along `a`, are copied before the serial loop
+    # over a thread's `a`s, not once per `a`.
+    from tcdialect.poly.schedule import ScheduleOptions
+
+    schedule = ScheduleOptions(threads=2)
+    sizes = {"A": 4, "B": 48, "C": 16, "D": 256}
+    rng = np.random.default_rng(3)
+    x, y = rand(rng, 4, 48, 16), rand(rng, 16, 256)
+    run_tiled(EINSUM, [x, y], schedule=schedule, threads=2, vector_width=8)
+    module, _ = affine_module(EINSUM, sizes, schedule)
+    assert register_tile(module, vector_width=8) == 1
+    allocs = [op for op in module.walk() if isinstance(op, memref.AllocOp)]
+    assert allocs
+    for op in allocs:
+        ivs: list[str | None] = []
+        block = op.parent_block()
+        while block is not None:
+            ivs += [arg.name_hint for arg in block.args]
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        assert "a" not in ivs, ivs
 
 
 def test_expression_ops_and_constants_are_vectorised() -> None:
