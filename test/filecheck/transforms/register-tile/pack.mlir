@@ -3,7 +3,8 @@
 // C(m, n) +=! A(r_k, m) * B(r_k, n) with symbolic sizes. Packing (the
 // default, as the row extent is unknown): A's rows, which k walks with the
 // stride of a whole row, are copied once for every full strip of 2 rows into
-// buf[strip, k, 0..2) (a parallel loop over the strips); B's panel of each
+// buf[strip, k, 0..2) (a parallel loop over the strips; the strip's 2 rows
+// are consecutive elements of A: one vector copy per k); B's panel of each
 // column strip into a contiguous K x 8 buffer, which makes the column strips
 // the outer (parallel) loop; the kernels read both buffers, and prefetch the
 // panel 768 bytes (24 steps of 32) ahead, as its size is unknown; the
@@ -32,14 +33,10 @@ func.func @atb(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %K
 // CHECK-NEXT: "affine.parallel"(%[[STRIPS]]) <{{.*}}upperBoundsMap = affine_map<()[s0] -> (s0)>{{.*}}steps = [1 : i64]}> ({
 // CHECK-NEXT: ^bb0(%strip: index):
 // CHECK-NEXT:   %[[R0:.*]] = affine.apply affine_map<()[s0] -> ((s0 * 2))> ()[%strip]
-// CHECK-NEXT:   %[[R1:.*]] = affine.apply affine_map<()[s0] -> ((s0 + 1))> ()[%[[R0]]]
 // CHECK-NEXT:   affine.for %k = 0 to %[[K]] {
-// CHECK-NEXT:     %[[X0:.*]] = affine.load %A[%k, %[[R0]]] : memref<?x?xf32>
+// CHECK-NEXT:     %[[X:.*]] = vector.load %A[%k, %[[R0]]] : memref<?x?xf32>, vector<2xf32>
 // CHECK-NEXT:     %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:     affine.store %[[X0]], %[[AROWS]][%strip, %k, %[[C0]]] : memref<?x?x2xf32>
-// CHECK-NEXT:     %[[X1:.*]] = affine.load %A[%k, %[[R1]]] : memref<?x?xf32>
-// CHECK-NEXT:     %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:     affine.store %[[X1]], %[[AROWS]][%strip, %k, %[[C1]]] : memref<?x?x2xf32>
+// CHECK-NEXT:     vector.store %[[X]], %[[AROWS]][%strip, %k, %[[C0]]] : memref<?x?x2xf32>, vector<2xf32>
 // CHECK-NEXT:   }
 
 // CHECK:      ^bb0(%n: index):
