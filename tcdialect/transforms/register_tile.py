@@ -2833,8 +2833,8 @@ class _Body:
         self.bcast: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.rel: list[SSAValue] | None = None
         """Packed buffers: the reduction IVs relative to their lower bounds."""
-        self.ahead: SSAValue | None = None
-        """The innermost of `rel`, `_panel_ahead` steps on."""
+        self.ahead: dict[int, SSAValue] = {}
+        """The innermost of `rel`, so many (`_panel_ahead`) steps on."""
 
     def key(self, v: SSAValue, p: tuple[int, ...]) -> tuple[SSAValue, tuple[int, ...]]:
         deps = self.k.plan.deps.get(v, set())
@@ -2879,9 +2879,10 @@ class _Body:
             )
             ahead = _panel_ahead(buf, len(prefix), j * k.plan.lanes)
             if ahead:
-                if self.ahead is None:
-                    self.ahead = em.index(em.sym(lambda s0, d=ahead: s0 + d, rel[-1]))
-                em.op(PrefetchOp(buf, [*prefix, *rel[:-1], self.ahead, col]))
+                if ahead not in self.ahead:
+                    nxt = em.sym(lambda s0, d=ahead: s0 + d, rel[-1])
+                    self.ahead[ahead] = em.index(nxt)
+                em.op(PrefetchOp(buf, [*prefix, *rel[:-1], self.ahead[ahead], col]))
         elif owner in k.stmt.loads:
             access = k.stmt.loads[owner]
             operands = [k.iv_value(x, p, self.red_iv) for x in access.operands]
