@@ -4,7 +4,7 @@ The CPU pipeline is a list of steps; each step is a sequence of passes that
 ends at a named stage (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
-       ──affine-isl-schedule──▶ scheduled
+       ──collapse-dims, affine-isl-schedule──▶ scheduled
        ──contract-temporaries, register-tile, fuse-sibling-loops,
        convert-affine-to-scf, outline-parallel-loops, expand-math-polynomials,
        dce──▶ loops
@@ -65,9 +65,11 @@ def stage_passes(
     """The passes that take a module from the stage before `stage` to `stage`.
 
     For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
-    For ``scheduled`` it is `affine-isl-schedule` with `schedule`'s options
-    (the defaults when None; `False` skips scheduling: the loops keep the
-    order `convert-tc-to-affine` gave them). ``loops`` starts with
+    For ``scheduled`` it is `collapse-dims` (unless `schedule` gives tile
+    sizes, which name the members of the definition's own bands) and
+    `affine-isl-schedule` with `schedule`'s options (the defaults when None;
+    `False` skips both: the loops keep the order `convert-tc-to-affine` gave
+    them). ``loops`` starts with
     `contract-temporaries`, `register-tile` (vector width from the host;
     left out when `register_tile` is False) and `fuse-sibling-loops`, and `expand-math-polynomials`
     scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
@@ -84,12 +86,15 @@ def stage_passes(
         return [ConvertTcToAffinePass()]
     if stage == "scheduled":
         from tcdialect.transforms.affine_isl_schedule import AffineIslSchedulePass
+        from tcdialect.transforms.collapse_dims import CollapseDimsPass
 
         if schedule is False:
             return []
         if schedule is None:
-            return [AffineIslSchedulePass()]
-        return [AffineIslSchedulePass.from_options(schedule)]
+            return [CollapseDimsPass(), AffineIslSchedulePass()]
+        # explicit tile sizes name the members of the definition's own bands
+        collapse = [CollapseDimsPass()] if schedule.tile is None else []
+        return [*collapse, AffineIslSchedulePass.from_options(schedule)]
     if stage == "loops":
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 

@@ -57,6 +57,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ContractTemporariesPass
 
+    def get_collapse_dims() -> type[ModulePass]:
+        from tcdialect.transforms.collapse_dims import CollapseDimsPass
+
+        return CollapseDimsPass
+
     def get_affine_isl_schedule() -> type[ModulePass]:
         from tcdialect.transforms.affine_isl_schedule import AffineIslSchedulePass
 
@@ -95,6 +100,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "tc-specialize": get_tc_specialize,
         "convert-tc-to-affine": get_convert_tc_to_affine,
+        "collapse-dims": get_collapse_dims,
         "affine-isl-schedule": get_affine_isl_schedule,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,

@@ -331,3 +331,49 @@ def test_transposed_panels_are_gathered_by_register_transposes() -> None:
     assert "vector.shuffle" in loops
     assert re.search(r"vector\.load %B\[", loops)
     assert re.search(r"memref\.load %B\[", loops)
+
+
+def test_whole_trailing_dimensions_collapse_into_one_vector_loop() -> None:
+    """tensordot at 7 x 9 spatial sizes: h and w index the last two
+    dimensions of every tensor, whole, so `collapse-dims` walks them as one
+    dimension of 63 floats (one vector loop with a single masked tail, not 7
+    rows of 9). The result matches NumPy's, as does the uncollapsed kernel
+    that explicit tile sizes (naming the definition's own loops) keep."""
+    src = (
+        "def tensordot(float(N, C1, C2, H, W) I0, float(N, C2, C3, H, W) I1)"
+        " -> (O) {\n"
+        "    O(n, c1, c3, h, w) +=! I0(n, c1, r_c2, h, w) * I1(n, r_c2, c3, h, w)\n"
+        "}"
+    )
+    rng = np.random.default_rng(6)
+    i0 = rng.standard_normal((2, 5, 3, 7, 9)).astype(np.float32)
+    i1 = rng.standard_normal((2, 3, 4, 7, 9)).astype(np.float32)
+    want = np.einsum("nabhw,nbchw->nachw", i0.astype(np.float64), i1)
+    k = tcdialect.define(src)
+    np.testing.assert_allclose(k(i0, i1), want, rtol=1e-5, atol=1e-5 * np.sqrt(3))
+    scheduled = k.ir(i0, i1, stage="scheduled")
+    assert "%I0: memref<2x5x3x63xf32>" in scheduled, scheduled
+    assert "memref<2x4x3x63xf32>" not in scheduled  # I1 is 2x3x4x63
+    assert "%O: memref<2x5x4x63xf32>" in scheduled
+    tiled = tcdialect.define(src, options=tcdialect.CpuOptions(tile=(0, 0, 0, 0, 0)))
+    np.testing.assert_allclose(tiled(i0, i1), want, rtol=1e-5, atol=1e-5 * np.sqrt(3))
+    assert "%I0: memref<2x5x3x7x9xf32>" in tiled.ir(i0, i1, stage="scheduled")
+
+
+def test_collapsed_elementwise_chain_matches_numpy() -> None:
+    """An elementwise chain over NCHW with a temporary collapses to one loop
+    over all 2 * 3 * 5 * 7 elements (the temporary too) and computes the
+    same values."""
+    src = (
+        "def f(float(N, C, H, W) X, float(N, C, H, W) Y) -> (O) {\n"
+        "    T(n, c, h, w) = exp(X(n, c, h, w)) * Y(n, c, h, w)\n"
+        "    O(n, c, h, w) = T(n, c, h, w) + X(n, c, h, w)\n"
+        "}"
+    )
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    y = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    k = tcdialect.define(src)
+    want = np.exp(x.astype(np.float64)) * y + x
+    np.testing.assert_allclose(k(x, y), want, rtol=1e-5, atol=1e-6)
+    assert "%X: memref<210xf32>" in k.ir(x, y, stage="scheduled")
