@@ -60,9 +60,9 @@ Example (tensordot; the reduction nest)::
 becomes::
 
     "affine.parallel"() <{... upperBoundsMap = affine_map<() -> (4, 512, 2, 784)> ...}> ({
-    ^bb0(%n: index, %c1: index, %c3: index, %h: index):
+    ^bb0(%n: index, %c1: index, %c3: index, %h_w: index):
       affine.for %r_c2 = 0 to 8 {
-        %1 = affine.load %I0[%n, %c1, %r_c2, %h] : memref<4x512x8x784xf32>
+        %1 = affine.load %I0[%n, %c1, %r_c2, %h_w] : memref<4x512x8x784xf32>
         ...
 """
 
@@ -110,6 +110,7 @@ class _Pair:
 
 
 def _constants(m: AffineMap) -> list[int] | None:
+    """The results of `m` when all are constants."""
     out: list[int] = []
     for e in m.results:
         if not isinstance(e, AffineConstantExpr):
@@ -120,7 +121,13 @@ def _constants(m: AffineMap) -> list[int] | None:
 
 def _for_extent(op: xaffine.ForOp) -> int | None:
     """U when `op` runs from 0 to constant U by 1 without iteration arguments."""
-    if op.inits or op.results or op.step.value.data != 1:
+    if (
+        op.inits
+        or op.results
+        or op.lowerBoundOperands
+        or op.upperBoundOperands
+        or op.step.value.data != 1
+    ):
         return None
     lo, hi = _constants(op.lowerBoundMap.data), _constants(op.upperBoundMap.data)
     if lo != [0] or hi is None or len(hi) != 1:
@@ -142,22 +149,22 @@ def _parallel_extents(op: xaffine.ParallelOp) -> list[int | None] | None:
         return None
     lo, hi = op.lowerBoundsMap.data.results, op.upperBoundsMap.data.results
     out: list[int | None] = []
-    for k in range(n):
-        step = op.steps.data[k]
-        ok = (
-            isinstance(lo[k], AffineConstantExpr)
-            and lo[k].value == 0
-            and isinstance(hi[k], AffineConstantExpr)
+    for lo_k, hi_k, step in zip(lo, hi, op.steps.data, strict=True):
+        whole = (
+            isinstance(lo_k, AffineConstantExpr)
+            and lo_k.value == 0
             and isinstance(step, IntegerAttr)
             and step.value.data == 1
         )
         out.append(
-            hi[k].value if ok and isinstance(hi[k], AffineConstantExpr) else None
+            hi_k.value if whole and isinstance(hi_k, AffineConstantExpr) else None
         )
     return out
 
 
 def _candidates(fn: func.FuncOp) -> Iterator[_Pair]:
+    """Every pair of `fn`'s loops of the shapes the contract names (ordered:
+    a parallel op gives both orders of each two dimensions)."""
     for op in fn.walk():
         if isinstance(op, xaffine.ParallelOp):
             extents = _parallel_extents(op)
@@ -202,6 +209,7 @@ def _slot(access: _Access, iv: SSAValue) -> int | None:
 
 
 def _identity_static(t: MemRefType, p: int) -> bool:
+    """Whether `t` has the identity layout and static extents at `p`, `p + 1`."""
     shape = t.get_shape()
     return (
         isinstance(t.layout, NoneAttr)
@@ -275,10 +283,11 @@ class _Analysis:
                 return None
         return out
 
-    def solve(self) -> tuple[list[_Pair], dict[SSAValue, int]] | None:
-        """One group of pairs and memrefs (with their position) that collapse
-        together, or None when nothing does."""
-        valid = dict(self.pairs)
+    def _consistent(
+        self, valid: dict[_Pair, list[tuple[_Access, int]]]
+    ) -> dict[_Pair, list[tuple[_Access, int]]]:
+        """The largest subset of `valid` whose every access is on a memref
+        that those pairs cover at that position in all its accesses."""
         while True:
             at: dict[_Access, set[int]] = {}
             for found in valid.values():
@@ -296,13 +305,20 @@ class _Analysis:
                 if all(covered(a.memref, p) for a, p in found)
             }
             if len(keep) == len(valid):
-                break
+                return keep
             valid = keep
+
+    def solve(self) -> tuple[list[_Pair], dict[SSAValue, int]] | None:
+        """One group of pairs and memrefs (with their position) that collapse
+        together, or None when nothing does."""
+        valid = self._consistent(dict(self.pairs))
         while valid:
-            group = self._group(next(iter(valid)), valid)
+            seed = next(iter(valid))
+            group = self._group(seed, valid)
             if group is not None:
                 return group
-            valid.pop(next(iter(valid)))
+            del valid[seed]  # conflicts: others may have leant on it
+            valid = self._consistent(valid)
         return None
 
     def _group(
