@@ -227,6 +227,29 @@ def _print_access(
     printer.print_attribute(memref.type)
 
 
+def exact_subscript(
+    access: xaffine.LoadOp | xaffine.StoreOp, iv: SSAValue
+) -> int | None:
+    """The one subscript of `access` that is exactly `iv` (the bare
+    dimension), when `iv` is in no other; None otherwise, also when `iv` is
+    a symbol operand."""
+    amap = access.map.data
+    operands = list(access.indices)
+    if any(v is iv for v in operands[amap.num_dims :]):
+        return None
+    dims = {k for k, v in enumerate(operands[: amap.num_dims]) if v is iv}
+    found: int | None = None
+    for j, expr in enumerate(amap.results):
+        if not dims & expr.used_dims():
+            continue
+        if found is not None or not (
+            isinstance(expr, AffineDimExpr) and expr.position in dims
+        ):
+            return None
+        found = j
+    return found
+
+
 def parallel_op(
     operands: Sequence[SSAValue],
     lower: AffineMap,

@@ -87,11 +87,11 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tcdialect.dialects.affine import LoadOp, StoreOp
+from tcdialect.dialects.affine import LoadOp, StoreOp, exact_subscript
 
 _Access = xaffine.LoadOp | xaffine.StoreOp
 
@@ -188,26 +188,6 @@ def _candidates(fn: func.FuncOp) -> Iterator[_Pair]:
                 )
 
 
-def _slot(access: _Access, iv: SSAValue) -> int | None:
-    """The one subscript of `access` that is exactly `iv`, when `iv` is in
-    no other (None also when `iv` is a symbol operand)."""
-    amap = access.map.data
-    operands = list(access.indices)
-    if any(v is iv for v in operands[amap.num_dims :]):
-        return None
-    dims = {k for k, v in enumerate(operands[: amap.num_dims]) if v is iv}
-    found: int | None = None
-    for j, expr in enumerate(amap.results):
-        if not dims & expr.used_dims():
-            continue
-        if found is not None or not (
-            isinstance(expr, AffineDimExpr) and expr.position in dims
-        ):
-            return None
-        found = j
-    return found
-
-
 def _identity_static(t: MemRefType, p: int) -> bool:
     """Whether `t` has the identity layout and static extents at `p`, `p + 1`."""
     shape = t.get_shape()
@@ -249,7 +229,7 @@ class _Analysis:
         for op in ops:
             if not isinstance(op, _Access):
                 return None
-            pa, pb = _slot(op, pair.a), _slot(op, pair.b)
+            pa, pb = exact_subscript(op, pair.a), exact_subscript(op, pair.b)
             t = op.memref.type
             if (
                 pa is None

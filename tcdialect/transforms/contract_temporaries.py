@@ -72,12 +72,12 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir import Block, Operation
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tcdialect.dialects.affine import LoadOp, StoreOp
+from tcdialect.dialects.affine import LoadOp, StoreOp, exact_subscript
 
 _Access = xaffine.LoadOp | xaffine.StoreOp
 
@@ -91,22 +91,6 @@ def _parallel_ancestors(op: Operation) -> list[xaffine.ParallelOp]:
             out.append(parent)
         parent = parent.parent_op()
     return out
-
-
-def _subscript_of(access: _Access, iv: SSAValue) -> int | None:
-    """The one subscript that is exactly `iv`, when `iv` is in no other."""
-    amap = access.map.data
-    found: int | None = None
-    for j, expr in enumerate(amap.results):
-        used = expr.used_dims()
-        if not any(v is iv and k in used for k, v in enumerate(access.indices)):
-            continue
-        if found is not None or not (
-            isinstance(expr, AffineDimExpr) and access.indices[expr.position] is iv
-        ):
-            return None
-        found = j
-    return found
 
 
 def _contractible(
@@ -134,7 +118,7 @@ def _contractible(
     if loop.parent_block() is not entry or len(loop.body.block.args) != 1:
         return None
     iv = loop.body.block.args[0]
-    positions = {_subscript_of(a, iv) for a in accesses}
+    positions = {exact_subscript(a, iv) for a in accesses}
     if len(positions) != 1:
         return None
     (j,) = positions
@@ -227,7 +211,7 @@ def _inner_loop(
     ivs = loop.body.block.args
     if isinstance(loop, xaffine.ParallelOp) and len(ivs) != 1:
         return None
-    positions = {_subscript_of(a, ivs[0]) for a in accesses}
+    positions = {exact_subscript(a, ivs[0]) for a in accesses}
     if len(positions) != 1:
         return None
     (j,) = positions
