@@ -1906,13 +1906,21 @@ def cpu_options(options: Mapping[str, object]) -> Any:
     return tcdialect.CpuOptions(**kwargs)
 
 
-def _poisoned(like: Array) -> Array:
-    """An array shaped like `like`, filled with a value no program computes
-    (booleans: the negation of `like`)."""
-    if like.dtype.kind == "b":
-        return np.logical_not(like, out=np.empty(like.shape, like.dtype))
-    fill = 1.2345e30 if like.dtype.kind == "f" else np.iinfo(like.dtype).min + 7
-    return np.full(like.shape, fill, dtype=like.dtype)
+def _poisoned(want: Array) -> Array:
+    """A C-order array of `want`'s shape and dtype that differs from `want`
+    in every element by more than any tolerance `compare` allows: `want +
+    max(1, |want|)` for floats (1 where `want` is not finite), `want + 1`
+    (wrapping) for ints, `not want` for booleans."""
+    out = np.empty(want.shape, want.dtype)
+    kind = want.dtype.kind
+    if kind == "b":
+        return np.logical_not(want, out=out)
+    if kind != "f":
+        return np.add(want, 1, out=out, casting="unsafe")
+    with np.errstate(all="ignore"):
+        np.add(want, np.maximum(1, np.abs(want)), out=out)
+    np.copyto(out, 1, where=~np.isfinite(want))
+    return out
 
 
 def check(program: Program, options: Mapping[str, object]) -> Failure | None:
@@ -1952,9 +1960,9 @@ def check(program: Program, options: Mapping[str, object]) -> Failure | None:
         return Failure(
             "crash", "".join(traceback.format_exception_only(type(e), e)).strip()
         )
-    # outputs start as a value no program computes, so an element the
-    # kernel fails to write cannot pass on memory that still holds the right
-    # answer (np.empty may hand back the reference's freed arrays)
+    # outputs start different from the reference everywhere, so an element
+    # the kernel fails to write cannot pass on memory that still holds the
+    # right answer (np.empty may hand back the reference's freed arrays)
     got = tuple(_poisoned(w) for w in want)
     try:
         kernel(*arrays, out=got)
