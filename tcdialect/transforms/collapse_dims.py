@@ -22,8 +22,7 @@ A pair collapses when every use of `a` and `b` is a subscript operand of an
 `affine.load` / `affine.store` whose map has `a` exactly in one result `p`
 (the bare dimension) and `b` exactly in the last result `p + 1` and nowhere
 else, on a memref of static extents `A`, `B` at `p`, `p + 1` and identity
-layout;
-and each such memref is a function argument or a `memref.alloc` /
+layout; and each such memref is a function argument or a `memref.alloc` /
 `memref.alloca` whose every use is an access of that kind at the same `p`
 (covered by a collapsing pair) or a `memref.dealloc`. The memref then gets
 one dimension of `A * B` elements at `p` (the same bytes: row-major order
