@@ -209,16 +209,12 @@ class _Analysis:
             found = self._accesses(pair)
             if found is not None:
                 self.pairs[pair] = found
-        self.accesses: dict[SSAValue, list[_Access]] = {}
-        self.memrefs: set[SSAValue] = set()
+        # memref -> all its accesses (None: it has other uses)
+        self.accesses: dict[SSAValue, list[_Access] | None] = {}
         for found in self.pairs.values():
             for access, _ in found:
-                m = access.memref
-                if m not in self.accesses:
-                    uses = self._memref_accesses(m)
-                    if uses is not None:
-                        self.accesses[m] = uses
-                        self.memrefs.add(m)
+                if access.memref not in self.accesses:
+                    self.accesses[access.memref] = self._memref_accesses(access.memref)
 
     def _accesses(self, pair: _Pair) -> list[tuple[_Access, int]] | None:
         """The accesses using `pair`'s IVs with the position of `a`, when
@@ -274,9 +270,8 @@ class _Analysis:
                     at.setdefault(access, set()).add(p)
 
             def covered(m: SSAValue, p: int) -> bool:
-                return m in self.memrefs and all(
-                    p in at.get(x, set()) for x in self.accesses[m]
-                )
+                uses = self.accesses[m]
+                return uses is not None and all(p in at.get(x, set()) for x in uses)
 
             keep = {
                 pair: found
@@ -444,6 +439,7 @@ def _collapse(
         t = m.type
         assert isinstance(t, MemRefType)
         accesses = analysis.accesses[m]
+        assert accesses is not None
         new_m = _retype(fn, m, _collapsed_type(t, p))
         for access in accesses:
             _rewrite_access(access, new_m, p, b_of[access])
