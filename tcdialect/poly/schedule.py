@@ -12,7 +12,10 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
     fuses everything it legally can, unless the fused outermost band has
     fewer leading coincident members than each group's own (fusing three
     contractions into one band with one parallel loop): then the groups are
-    merged as `preserve3coincident` does.
+    merged as `preserve3coincident` does, and when the fused band's first
+    member is coincident and leads every remaining group's band, the groups
+    run in sequence inside that one parallel loop (`_shared_prefix`; not
+    when it is the rows of a register tile, as in chained matrix products).
   - `min`: one group per dependence cycle (in practice per statement); the
     schedule is the sequence of the groups' schedules.
   - `preserve3coincident`: groups are merged greedily in order; a merge is
@@ -20,8 +23,9 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
     `min(3, c_a, c_b)` leading coincident members, `c_a`, `c_b` those of the
     two parts (TC's merge rule, without TC's private isl callback).
 - **tile**: the outermost band of each group is tiled: member `k` by
-  `tile[k]` (0 = not tiled; missing sizes are 0). Tile loops come first,
-  point loops keep their original values. Inside a tile the point loops are
+  `tile[k]` (0 = not tiled; missing sizes are 0); a shared outer loop
+  (`max` above) is member 0 and the groups' bands continue with `tile[1:]`.
+  Tile loops come first, point loops keep their original values. Inside a tile the point loops are
   rescheduled with the `min` strategy (TC's `intraTileScheduleFusionStrategy`):
   one band per statement, in textual order (only when that order respects the
   dependences within a tile; otherwise the point band stays fused), below
@@ -208,18 +212,20 @@ def _outer_coincidence(schedule: isl.Schedule) -> int:
 
 
 def _fuse(
-    scop: Scop, deps: isl.UnionMap, context: isl.Set, fusion: str
-) -> isl.Schedule:
+    scop: Scop, deps: isl.UnionMap, context: isl.Set, fusion: str, threads: int
+) -> tuple[isl.Schedule, isl.MultiUnionPwAff | None]:
+    """The fused schedule, and the shared outer loop to put around it (or None)."""
     names = list(scop.statements)
     parts = _groups(names, deps)
     schedules = [_schedule_group(scop, g, deps, context) for g in parts]
+    whole = None
     if fusion == "max" and len(parts) > 1:
         whole = _schedule_group(scop, names, deps, context)
         # Fusing everything is worth losing no outer parallel loop: when the
         # fused band has fewer coincident members than every group has on
         # its own (three contractions in one band), merge as p3c does.
         if _outer_coincidence(whole) >= min(map(_outer_coincidence, schedules)):
-            return whole
+            return whole, None
         fusion = "preserve3coincident"
     if fusion == "preserve3coincident" and len(parts) > 1:
         merged_parts = [parts[0]]
@@ -233,11 +239,82 @@ def _fuse(
             else:
                 merged_parts.append(g)
                 merged.append(s)
-        schedules = merged
+        parts, schedules = merged_parts, merged
+    prefix = None
+    if whole is not None and len(schedules) > 1:
+        prefix = _shared_prefix(scop, parts, schedules, whole, threads)
+        if prefix is not None:
+            schedules = [_drop_first_member(s) for s in schedules]
     out = schedules[0]
     for s in schedules[1:]:
         out = out.sequence(s)
-    return out
+    return out, prefix
+
+
+def _outer_band(schedule: isl.Schedule) -> isl.ScheduleNode | None:
+    node = schedule.get_root().child(0)
+    return node if node.get_type() == isl.schedule_node_type.band else None
+
+
+def _shared_prefix(
+    scop: Scop,
+    parts: list[list[str]],
+    schedules: list[isl.Schedule],
+    whole: isl.Schedule,
+    threads: int,
+) -> isl.MultiUnionPwAff | None:
+    """The outer loop that `max` fusion still shares between `parts` when it
+    cannot fuse their bands, or None.
+
+    That is the first member of the fully fused schedule `whole` when it is
+    coincident and is also the first member of every part's own outer band,
+    and dropping it from a part takes no statement's last outer product
+    (the rows and vectors of a register tile: not the rows of a matrix
+    product). A loop over it around the parts in sequence is valid (it is a
+    member of a valid schedule; with it equal, every dependence between
+    parts goes forward and those inside a part are kept by the part's other
+    members) and parallel (coincident). Each iteration then makes its slice
+    of a temporary right before the next part reads it, while it is in
+    cache, and contract-temporaries shrinks the temporary to that slice
+    (kronecker3's three mode products along `m`).
+    """
+    top = _outer_band(whole)
+    if top is None or not top.band_member_get_coincident(0):
+        return None
+    shared = isl.UnionMap.from_union_pw_aff(
+        top.band_get_partial_schedule().get_union_pw_aff(0)
+    )
+    extent = _extent(
+        top.band_get_partial_schedule().get_union_pw_aff(0), whole.get_domain()
+    )
+    if extent is not None and extent < 4 * threads:
+        return None
+    for names, schedule in zip(parts, schedules):
+        band = _outer_band(schedule)
+        if band is None or not band.band_member_get_coincident(0):
+            return None
+        pm, coinc = _band_members(band)
+        domain = band.get_domain()
+        first = isl.UnionMap.from_union_pw_aff(pm.get_union_pw_aff(0))
+        if not first.intersect_domain(domain).is_equal(shared.intersect_domain(domain)):
+            return None
+        members = list(range(len(coinc)))
+        for n in names:
+            if _outer_product(scop, n, pm, coinc, members) and not _outer_product(
+                scop, n, pm, coinc, members[1:]
+            ):
+                return None
+    return top.band_get_partial_schedule().drop_dims(
+        isl.dim_type.set, 1, top.band_n_member() - 1
+    )
+
+
+def _drop_first_member(schedule: isl.Schedule) -> isl.Schedule:
+    band = _outer_band(schedule)
+    assert band is not None
+    if band.band_n_member() > 1:
+        band = band.band_split(1)
+    return band.delete().get_schedule()
 
 
 def _fused(schedule: isl.Schedule) -> bool:
@@ -683,23 +760,37 @@ def compute_schedule(
     if not scop.statements:
         return isl.Schedule.from_domain(scop.domain)
     context = schedule_context(scop)
-    schedule = _fuse(scop, deps, context, options.fusion)
+    schedule, prefix = _fuse(scop, deps, context, options.fusion, options.threads)
+    # Below a shared outer loop, that loop is the parallel one, and given
+    # tile sizes go on naming the members in order: the first is its own.
+    threads, parallel, tile = options.threads, options.parallel, options.tile
+    if prefix is not None:
+        threads, parallel = 1, False
+        tile = None if tile is None else tile[1:]
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
-        sizes = (
-            options.tile
-            if options.tile is not None
-            else auto_tile(node, options.threads)
-        )
+        sizes = tile if tile is not None else auto_tile(node, threads)
         tiled = _tile(node, sizes) if sizes else None
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)
-            if options.parallel:
+            if parallel:
                 point = _mark_point_bands(point)
             node = point.parent()
         elif len(_statement_names(node)) == 1:
             node = _distribute(scop, node, deps)
-        if options.parallel and node.get_type() == isl.schedule_node_type.band:
+        if parallel and node.get_type() == isl.schedule_node_type.band:
+            node = _mark_parallel(node)
+        schedule = node.get_schedule()
+    if prefix is not None:
+        node = _set_band(schedule.get_root().child(0), prefix, [True])
+        tiled = _tile(node, options.tile[:1]) if options.tile else None
+        if (
+            tiled is not None
+        ):  # the point loop runs in parallel if isl drops the tile loop
+            node = tiled
+            if options.parallel:
+                node = _mark_parallel(tiled.child(0)).parent()
+        if options.parallel:
             node = _mark_parallel(node)
         schedule = node.get_schedule()
     return schedule

@@ -265,6 +265,34 @@ def test_max_does_not_fuse_away_outer_parallelism() -> None:
         assert coincident[:2] == [True, True]
 
 
+KRONECKER3 = next(k for k in KERNELS if k.name == "kronecker3").source
+
+
+@pytest.mark.parametrize(("m", "threads", "shared"), [(64, 2, True), (7, 2, False)])
+def test_max_shares_the_batch_loop_of_chained_mode_products(
+    m: int, threads: int, shared: bool
+) -> None:
+    # The three contractions lose parallel loops fused whole, but all lead
+    # with m, which is no register tile's rows: with enough iterations for
+    # the threads, one parallel loop over m runs them in sequence.
+    sizes = {"M": m, "D0": 4, "D1": 5, "D2": 6, "N0": 7, "N1": 8, "N2": 9}
+    module = lower(parse_tc(KRONECKER3), "affine", sizes)
+    fn = _funcs(module)[0]
+    scop = extract_scop(fn)
+    deps = dependences(scop).all
+    options = ScheduleOptions(threads=threads)
+    assert _respects(
+        compute_schedule(scop, deps, options), deps, schedule_context(scop)
+    )
+    assert schedule_function(fn, options) is not None
+    loops = _top_loops(fn)
+    assert all(isinstance(op, affine.ParallelOp) for op in loops)
+    assert len(loops) == (1 if shared else 3)
+    if shared:
+        stores = [op.memref for op in loops[0].walk() if isinstance(op, affine.StoreOp)]
+        assert {v.name_hint for v in stores} == {"XW2", "XW1", "Y"}
+
+
 def test_tile_zero_turns_tiling_off() -> None:
     _, tree = _scheduled(MATMUL, tile=(0,))
     assert "floor(" not in tree

@@ -808,7 +808,12 @@ KERNELS: list[Kernel] = [
             U(r, s["M"], s["N0"], s["N1"], s["N2"]),
         ],
         lambda W2, W1, W0, X: np.einsum("mabc,zc,yb,xa->mxyz", X, W2, W1, W0),
-        [{"M": 3, "D0": 2, "D1": 3, "D2": 4, "N0": 5, "N1": 3, "N2": 4}],
+        [
+            {"M": 3, "D0": 2, "D1": 3, "D2": 4, "N0": 5, "N1": 3, "N2": 4},
+            # M >= 4 x threads: max fusion shares the loop over m (one
+            # parallel loop around the three mode products).
+            {"M": 11, "D0": 3, "D1": 5, "D2": 17, "N0": 4, "N1": 10, "N2": 6},
+        ],
         red=lambda s: s["N0"] * s["N1"] * s["N2"],
     ),
     Kernel(
