@@ -163,14 +163,35 @@ def _groups(names: list[str], deps: isl.UnionMap) -> list[list[str]]:
 
 
 #: The largest constant term isl may give a schedule dimension when a group
-#: has more than `UNBOUNDED_STATEMENTS` statements. Unbounded, isl's search
-#: runs for minutes on such groups with large static extents (kronecker3's
-#: six statements with M=256: > 5 minutes; 0.4 s with this bound). Smaller
-#: groups stay unbounded: placing an epilogue after a reduction inside one
-#: band takes a constant as large as the reduction's extent (the MLP's bias
-#: and ReLU after `r_m` < 1024). A bound only costs fusion, never legality.
-MAX_CONSTANT_TERM = 4
+#: has more than `UNBOUNDED_STATEMENTS` statements or more than one
+#: reduction (a statement whose instances share an element they write):
+#: none, so statements are not shifted against each other. Unbounded,
+#: isl's search runs for minutes on such groups with large static extents
+#: (kronecker3's six statements with M=256: > 5 minutes; two chained
+#: batched matrix products, 64 x 128 x 128: > 10 minutes at 256-long
+#: reductions, and 6 s even with the bound at 4; 0.01 s with 0). Other groups
+#: stay unbounded: placing an epilogue after a reduction inside one band
+#: takes a constant as large as the reduction's extent (the MLP's bias and
+#: ReLU after `r_m` < 1024, which keeps its band tileable). A bound only
+#: costs fusion, never legality.
+MAX_CONSTANT_TERM = 0
 UNBOUNDED_STATEMENTS = 4
+
+
+def _reductions(scop: Scop, names: list[str]) -> int:
+    """How many of statements `names` are reductions (a written element is
+    written by more than one instance)."""
+    count = 0
+    for n in names:
+        stmt = scop.statements[n]
+        for a in stmt.accesses:
+            if (
+                a.kind == "write"
+                and not a.map.intersect_domain(stmt.domain).is_injective()
+            ):
+                count += 1
+                break
+    return count
 
 
 def _schedule_group(
@@ -182,7 +203,7 @@ def _schedule_group(
     ctx.set_schedule_serialize_sccs(0)
     ctx.set_schedule_whole_component(1)
     ctx.set_schedule_outer_coincidence(1)
-    bounded = len(names) > UNBOUNDED_STATEMENTS
+    bounded = len(names) > UNBOUNDED_STATEMENTS or _reductions(scop, names) > 1
     ctx.set_schedule_max_constant_term(MAX_CONSTANT_TERM if bounded else -1)
     sc = (
         isl.ScheduleConstraints.on_domain(domain)

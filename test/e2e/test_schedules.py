@@ -58,3 +58,49 @@ def test_catalog_under_schedule(
     want = reference.run(parse_tc(kernel.source), kernel.entry, inputs)
     k = tcdialect.define(kernel.source, kernel.entry, options=options)
     check_outputs(k(*inputs), want, kernel.red(sizes))
+
+
+#: Chained contractions that all lead with a batch loop: max fusion runs them
+#: in sequence inside one parallel loop over it (poly.schedule._shared_prefix).
+#: Each entry: source, input shapes (size names), sizes, reduction length.
+SHARED_BATCH = {
+    "mode_products": (
+        """
+        def modes(float(D, N) W, float(E, K) V, float(M, K, N) X) -> (Y) {
+            XW(m, k, d) +=! X(m, k, r_n) * W(d, r_n)
+            Y(m, e, d) +=! XW(m, r_k, d) * V(e, r_k)
+        }""",
+        [("D", "N"), ("E", "K"), ("M", "K", "N")],
+        {"M": 13, "K": 7, "N": 9, "D": 19, "E": 5},
+        7 * 9,
+    ),
+    "batched_matmul_chain": (
+        """
+        def chain(float(B, I, R) A, float(B, R, J) W, float(B, J, K) V) -> (C) {
+            T(b, i, j) +=! A(b, i, r_r) * W(b, r_r, j)
+            C(b, i, k) +=! T(b, i, r_j) * V(b, r_j, k)
+        }""",
+        [("B", "I", "R"), ("B", "R", "J"), ("B", "J", "K")],
+        {"B": 9, "I": 11, "R": 6, "J": 17, "K": 10},
+        6 * 17,
+    ),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("specialize", [True, False])
+@pytest.mark.parametrize("name", sorted(SHARED_BATCH))
+def test_chained_contractions_share_the_batch_loop(
+    name: str, specialize: bool, threads: int
+) -> None:
+    source, shapes, sizes, red = SHARED_BATCH[name]
+    rng = np.random.default_rng(len(name) + threads)
+    inputs = [
+        rng.uniform(-1, 1, [sizes[d] for d in shape]).astype(np.float32)
+        for shape in shapes
+    ]
+    want = reference.run(parse_tc(source), None, inputs)
+    options = tcdialect.CpuOptions(specialize=specialize, threads=threads)
+    k = tcdialect.define(source, options=options)
+    assert k.ir(*inputs, stage="scheduled").count('"affine.parallel"') == 1
+    check_outputs(k(*inputs), want, red)

@@ -23,6 +23,7 @@ from tcdialect.poly.schedule import (
     FUSIONS,
     ScheduleOptions,
     _groups,
+    _reductions,
     compute_schedule,
     schedule_context,
     schedule_tree,
@@ -291,6 +292,45 @@ def test_max_shares_the_batch_loop_of_chained_mode_products(
     if shared:
         stores = [op.memref for op in loops[0].walk() if isinstance(op, affine.StoreOp)]
         assert {v.name_hint for v in stores} == {"XW2", "XW1", "Y"}
+
+
+BATCHED_CHAIN = """
+def chain(float(B, I, R) A, float(B, R, J) W, float(B, J, K) V) -> (C) {
+    T(b, i, j) +=! A(b, i, r_r) * W(b, r_r, j)
+    C(b, i, k) +=! T(b, i, r_j) * V(b, r_j, k)
+}
+"""
+
+MLP = """
+def mlp(float(B, M) I, float(N, M) W1, float(N) B1) -> (O1) {
+    O1(b, n) +=! I(b, r_m) * W1(n, r_m)
+    O1(b, n) = O1(b, n) + B1(n)
+    O1(b, n) = fmax(O1(b, n), 0)
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "sizes", "reductions"),
+    [
+        (BATCHED_CHAIN, {"B": 64, "I": 128, "R": 128, "J": 128, "K": 128}, 2),
+        (MLP, {"B": 256, "M": 512, "N": 256}, 1),
+    ],
+)
+def test_isl_search_is_bounded_for_two_reductions(
+    source: str, sizes: dict[str, int], reductions: int
+) -> None:
+    # Two chained batched products: isl's unbounded search took over ten
+    # minutes (the whole group: two inits, two reductions). The MLP keeps
+    # the unbounded search that puts its epilogue in the reduction's band.
+    fn = _funcs(lower(parse_tc(source), "affine", sizes))[0]
+    scop = extract_scop(fn)
+    assert _reductions(scop, list(scop.statements)) == reductions
+    deps = dependences(scop).all
+    schedule = compute_schedule(scop, deps, ScheduleOptions(threads=2))
+    assert _respects(schedule, deps, schedule_context(scop))
+    if reductions == 1:
+        assert "floor((r_m)/" in schedule_tree(schedule)  # one tiled band
 
 
 def test_tile_zero_turns_tiling_off() -> None:
