@@ -165,15 +165,20 @@ def _groups(names: list[str], deps: isl.UnionMap) -> list[list[str]]:
 #: The largest constant term isl may give a schedule dimension when a group
 #: has more than `UNBOUNDED_STATEMENTS` statements or more than one
 #: reduction (a statement whose instances share an element they write):
-#: none, so statements are not shifted against each other. Unbounded,
-#: isl's search runs for minutes on such groups with large static extents
-#: (kronecker3's six statements with M=256: > 5 minutes; two chained
-#: batched matrix products, 64 x 128 x 128: > 10 minutes at 256-long
-#: reductions, and 6 s even with the bound at 4; 0.01 s with 0). Other groups
-#: stay unbounded: placing an epilogue after a reduction inside one band
-#: takes a constant as large as the reduction's extent (the MLP's bias and
-#: ReLU after `r_m` < 1024, which keeps its band tileable). A bound only
-#: costs fusion, never legality.
+#: none, so statements are not shifted against each other; with static
+#: extents (no size parameters) such a group gets no proximity constraints
+#: either. isl's search is slow on these groups when extents are large
+#: numbers: kronecker3's six statements with M=256 took > 5 minutes
+#: unbounded; two chained batched matrix products, 64 x 128 x 128, 6 s with
+#: the bound at 4 (> 10 minutes unbounded at 256-long reductions); a
+#: two-layer MLP of 1024s, 66 s bounded at 0 with proximity. Without
+#: proximity each takes 0.01 s and, on the catalog and bench kernels, gives
+#: the same schedules (with size parameters it would shift statements by
+#: multiples of a size, and parametric searches are fast anyway). Other
+#: groups keep the unbounded search: placing an epilogue after a reduction
+#: inside one band takes a constant as large as the reduction's extent (the
+#: MLP's bias and ReLU after `r_m` < 1024, which keeps its band tileable).
+#: A bound only costs fusion, never legality.
 MAX_CONSTANT_TERM = 0
 UNBOUNDED_STATEMENTS = 4
 
@@ -209,9 +214,10 @@ def _schedule_group(
         isl.ScheduleConstraints.on_domain(domain)
         .set_context(context)
         .set_validity(d)
-        .set_proximity(d)
         .set_coincidence(d)
     )
+    if not bounded or scop.params:
+        sc = sc.set_proximity(d)
     return sc.compute_schedule()
 
 
