@@ -25,8 +25,8 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
 - **tile**: the outermost band of each group is tiled: member `k` by
   `tile[k]` (0 = not tiled; missing sizes are 0); a shared outer loop
   (`max` above) is member 0 and the groups' bands continue with `tile[1:]`.
-  Tile loops come first, point loops keep their original values. Inside a tile the point loops are
-  rescheduled with the `min` strategy (TC's `intraTileScheduleFusionStrategy`):
+  Tile loops come first, point loops keep their original values. Inside a
+  tile the point loops are rescheduled with the `min` strategy (TC's `intraTileScheduleFusionStrategy`):
   one band per statement, in textual order (only when that order respects the
   dependences within a tile; otherwise the point band stays fused), below
   the leading point loops all statements share: a loop stays shared while it
@@ -297,7 +297,8 @@ def _shared_prefix(
     coincident and is also the first member of every part's own outer band,
     and dropping it from a part takes no statement's last outer product
     (the rows and vectors of a register tile: not the rows of a matrix
-    product). A loop over it around the parts in sequence is valid (it is a
+    product), and it has at least 4 iterations per thread when its extent
+    is known. A loop over it around the parts in sequence is valid (it is a
     member of a valid schedule; with it equal, every dependence between
     parts goes forward and those inside a part are kept by the part's other
     members) and parallel (coincident). Each iteration then makes its slice
@@ -308,14 +309,11 @@ def _shared_prefix(
     top = _outer_band(whole)
     if top is None or not top.band_member_get_coincident(0):
         return None
-    shared = isl.UnionMap.from_union_pw_aff(
-        top.band_get_partial_schedule().get_union_pw_aff(0)
-    )
-    extent = _extent(
-        top.band_get_partial_schedule().get_union_pw_aff(0), whole.get_domain()
-    )
+    member = top.band_get_partial_schedule().get_union_pw_aff(0)
+    extent = _extent(member, whole.get_domain())
     if extent is not None and extent < 4 * threads:
         return None
+    shared = isl.UnionMap.from_union_pw_aff(member)
     for names, schedule in zip(parts, schedules):
         band = _outer_band(schedule)
         if band is None or not band.band_member_get_coincident(0):
@@ -811,11 +809,9 @@ def compute_schedule(
     if prefix is not None:
         node = _set_band(schedule.get_root().child(0), prefix, [True])
         tiled = _tile(node, options.tile[:1]) if options.tile else None
-        if (
-            tiled is not None
-        ):  # the point loop runs in parallel if isl drops the tile loop
+        if tiled is not None:
             node = tiled
-            if options.parallel:
+            if options.parallel:  # for when isl drops a tile loop that runs once
                 node = _mark_parallel(tiled.child(0)).parent()
         if options.parallel:
             node = _mark_parallel(node)
