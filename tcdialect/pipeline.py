@@ -71,7 +71,9 @@ def stage_passes(
     `False` skips both: the loops keep the order `convert-tc-to-affine` gave
     them). ``loops`` starts with
     `contract-temporaries`, `register-tile` (vector width from the host;
-    left out when `register_tile` is False) and `fuse-sibling-loops`, and `expand-math-polynomials`
+    left out when `register_tile` is False) and `fuse-sibling-loops`; after
+    `outline-parallel-loops`, `nontemporal-stores` streams large outputs out
+    (vector width from the host), and `expand-math-polynomials`
     scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
     """
     if stage == "tc":
@@ -107,6 +109,7 @@ def stage_passes(
             ExpandMathPolynomialsPass,
         )
         from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
+        from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
@@ -118,6 +121,7 @@ def stage_passes(
             FuseSiblingLoopsPass(),
             ConvertAffineToScfPass(),
             OutlineParallelLoopsPass(),
+            NontemporalStoresPass(),
             ExpandMathPolynomialsPass(native_ldexp=host_native_ldexp()),
             DeadCodeElimination(),
         ]

@@ -15,6 +15,7 @@ and the converters that are missing or wrong for our pipeline are replaced:
   with `_false` / `_true`; `i1` constants; `llvm.intr.stacksave` /
   `stackrestore`; the casts `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, which
   xDSL's dialect lacks, by op name (for a dialect extension that adds them);
+- `nontemporal` on `llvm.store` (the `!nontemporal !{i32 1}` metadata);
 - functions: non-external linkage of definitions (`internal`, `private`, ...),
   calling convention, `no_inline` / `no_unwind`, argument attributes, and the
   `ptx_kernel` calling convention for functions carrying a `gpu.kernel` or
@@ -256,6 +257,8 @@ def _convert_op(
             _convert_gep(op, builder, val_map)
         case llvm.AllocaOp():
             _convert_alloca(op, builder, val_map, entry)
+        case llvm.StoreOp():
+            _convert_store(op, builder, val_map)
         case llvm.AddressOfOp():
             _convert_addressof(op, builder, val_map)
         case llvm.CallOp():
@@ -310,6 +313,15 @@ def _convert_gep(op: llvm.GEPOp, builder: ir.IRBuilder, val_map: ValueMap) -> No
     )
     gep.type = convert_type(op.result.type)
     val_map[op.result] = gep
+
+
+def _convert_store(op: llvm.StoreOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
+    store = builder.store(val_map[op.value], val_map[op.ptr])
+    if op.alignment is not None:
+        store.align = op.alignment.value.data
+    if op.nontemporal is not None:
+        one = ir.Constant(ir.IntType(32), 1)
+        store.set_metadata("nontemporal", builder.module.add_metadata([one]))
 
 
 def _convert_alloca(

@@ -31,6 +31,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertAffineToScfPass
 
+    def get_nontemporal_stores() -> type[ModulePass]:
+        from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
+
+        return NontemporalStoresPass
+
     def get_outline_parallel_loops() -> type[ModulePass]:
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
@@ -107,6 +112,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse-sibling-loops": get_fuse_sibling_loops,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "outline-parallel-loops": get_outline_parallel_loops,
+        "nontemporal-stores": get_nontemporal_stores,
         "expand-math-polynomials": get_expand_math_polynomials,
         "convert-to-llvm": get_convert_to_llvm,
         "tc-to-affine": get_tc_to_affine,

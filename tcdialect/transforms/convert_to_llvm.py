@@ -41,7 +41,11 @@ Operations:
   `llvm.mlir.constant`; `arith.select` with a scalar condition selects whole
   vectors. `vector.load/store` on a contiguous row-major memref are an
   `llvm.load/store` of the vector type at the element's address, aligned to
-  the element size (unaligned access); `vector.broadcast` of a scalar is
+  the element size (unaligned access) or to a store's larger `alignment`
+  attribute, `nontemporal = true` marking the `llvm.store` (LLVM's
+  `!nontemporal`, as MLIR's vector-to-llvm does);
+  `memref.extract_aligned_pointer_as_index` is a `ptrtoint` of the element
+  pointer; `vector.broadcast` of a scalar is
   `insertelement` + a zero-mask `shufflevector`; `vector.shuffle` of 1-D
   vectors is `shufflevector`; `vector.fma` and `math.fma`
   are `llvm.intr.fma`; `vector.reduction` is `llvm.vector.reduce.*` (`fadd`
@@ -1163,7 +1167,17 @@ class _FunctionLowering:
     def lower_vector_store(self, op: Operation) -> None:
         assert isinstance(op, vector.StoreOp)
         ptr, align = self._vector_access(op, op.base, op.indices)
-        self.emit(llvm.StoreOp(self.get(op.vector, op), ptr, alignment=align))
+        alignment = op.attributes.get("alignment")
+        if isinstance(alignment, IntegerAttr):
+            align = max(align, alignment.value.data)
+        nontemporal = op.nontemporal is not None and op.nontemporal.value.data != 0
+        value = self.get(op.vector, op)
+        self.emit(llvm.StoreOp(value, ptr, alignment=align, nontemporal=nontemporal))
+
+    def lower_extract_aligned_pointer(self, op: Operation) -> None:
+        assert isinstance(op, memref.ExtractAlignedPointerAsIndexOp)
+        ptr = self.get_memref(op.source, op).ptr
+        self.set(op.aligned_pointer, self.emit_value(llvm.PtrToIntOp(ptr, i64)))
 
     def lower_masked_load(self, op: Operation) -> None:
         assert isinstance(op, vector.MaskedLoadOp)
@@ -1445,6 +1459,9 @@ _HANDLERS: dict[str, Callable[[_FunctionLowering, Operation], None]] = {
     "memref.dealloc": _FunctionLowering.lower_dealloc,
     "memref.dim": _FunctionLowering.lower_dim,
     "memref.prefetch": _FunctionLowering.lower_prefetch,
+    "memref.extract_aligned_pointer_as_index": (
+        _FunctionLowering.lower_extract_aligned_pointer
+    ),
     "func.call": _FunctionLowering.lower_call,
     "func.return": _FunctionLowering.lower_return,
     "cf.br": _FunctionLowering.lower_br,

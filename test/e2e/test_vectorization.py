@@ -383,3 +383,63 @@ def test_collapsed_elementwise_chain_matches_numpy() -> None:
     k(x, y, out=got)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert "%X: memref<210xf32>" in k.ir(x, y, stage="scheduled")
+
+
+def _misaligned(shape: tuple[int, ...], byte_offset: int) -> np.ndarray:
+    """An uninitialised (NaN) float32 C array whose data starts `byte_offset`
+    bytes past a 64-byte boundary."""
+    n = int(np.prod(shape))
+    raw = np.empty(n * 4 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + byte_offset
+    out = raw[start : start + n * 4].view(np.float32).reshape(shape)
+    out.fill(np.nan)
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_outputs_are_streamed_past_the_caches(threads: int) -> None:
+    """softmax with 8.4 MB rows of 1000 floats: the row store becomes aligned
+    non-temporal vector stores between a scalar peel and a remainder (rows
+    start at every alignment mod 64, as 4000-byte rows do), and the next-row
+    write prefetch of O goes. Outputs at every 4-byte offset from a 64-byte
+    boundary, and one off by 2 bytes (stored by the scalar loop alone), hold
+    NumPy's values."""
+    src = (
+        "def softmax(float(N, D) I) -> (O) {\n"
+        "    mx(n) max=! I(n, r_d)\n"
+        "    e(n, d) = exp(I(n, d) - mx(n))\n"
+        "    s(n) +=! e(n, r_d)\n"
+        "    O(n, d) = e(n, d) / s(n)\n"
+        "}"
+    )
+    x = np.random.default_rng(11).standard_normal((2100, 1000)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    k = tcdialect.define(src, options=tcdialect.CpuOptions(threads=threads))
+    for offset in (0, 4, 16, 36, 60, 2):
+        got = _misaligned(x.shape, offset)
+        k(x, out=got)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, err_msg=str(offset))
+    loops = k.ir(x, stage="loops")
+    assert re.search(r"vector\.store .*nontemporal = true", loops), loops
+    assert not re.search(r"memref\.prefetch %O\[.*\], write", loops)
+    if _host_has_avx():
+        assert re.search(r"\bvmovntps\s.*%[yz]mm", k.ir(x, stage="asm"))
+
+
+def test_small_outputs_keep_ordinary_stores() -> None:
+    """The same softmax on 64 rows (256 KB) keeps cached stores and its
+    next-row write prefetch: its output is still in cache when read."""
+    src = (
+        "def softmax(float(N, D) I) -> (O) {\n"
+        "    mx(n) max=! I(n, r_d)\n"
+        "    e(n, d) = exp(I(n, d) - mx(n))\n"
+        "    s(n) +=! e(n, r_d)\n"
+        "    O(n, d) = e(n, d) / s(n)\n"
+        "}"
+    )
+    x = np.ones((64, 1000), np.float32)
+    loops = tcdialect.define(src).ir(x, stage="loops")
+    assert "nontemporal" not in loops
+    assert re.search(r"memref\.prefetch %O\[.*\], write", loops)

@@ -125,3 +125,20 @@ func.func @shuffle(%a: vector<4xf32>, %b: vector<4xf32>) -> vector<8xf32> {
 // CHECK-NEXT:   %hi = llvm.shufflevector %a, %b [2, 3, 6, 7] : vector<4xf32>
 // CHECK-NEXT:   %c = llvm.shufflevector %lo, %hi [0, 4, 1, 5, 2, 6, 3, 7] : vector<4xf32>
 // CHECK-NEXT:   llvm.return %c : vector<8xf32>
+
+// -----
+
+// A non-temporal store with a larger alignment keeps both (as MLIR's
+// vector-to-llvm does); extract_aligned_pointer_as_index is a ptrtoint.
+func.func @stream(%O: memref<64xf32>, %v: vector<16xf32>, %i: index) -> index {
+  vector.store %v, %O[%i] {alignment = 64 : i64, nontemporal = true} : memref<64xf32>, vector<16xf32>
+  %p = "memref.extract_aligned_pointer_as_index"(%O) : (memref<64xf32>) -> index
+  func.return %p : index
+}
+
+// CHECK:      llvm.func @stream(%O: !llvm.ptr, %v: vector<16xf32>, %i: i64) -> i64 {
+// CHECK-NEXT:   %0 = llvm.getelementptr inbounds %O[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   llvm.store %v, %0 {alignment = 64 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
+// CHECK-NEXT:   %p = llvm.ptrtoint %O : !llvm.ptr to i64
+// CHECK-NEXT:   llvm.return %p : i64
+// CHECK-NEXT: }
