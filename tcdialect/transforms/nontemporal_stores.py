@@ -19,9 +19,11 @@ Contract. An innermost `scf.for %i = %lb to %ub step 1` without
 
 - its body holds one `memref.store %v, %M[%j..., %i]` with `%i` the last
   subscript and every other subscript defined outside the loop;
-- `%M` has a static shape, the identity layout, a `f32` or `f64` element
-  type and at least `min-bytes` bytes (an array that size does not survive
-  in the caches a core shares until it is read again);
+- `%M` has the identity layout, a `f32` or `f64` element type and at least
+  `min-bytes` bytes (an array that size does not survive in the caches a
+  core shares until it is read again): known from a static shape, else
+  checked at run time from its extents (`memref.dim`), the vector loop
+  running only for arrays that large;
 - the rest of the body is `memref.load`s of other arrays (subscripted like
   the store, or not by `%i` at all), scalar `arith.constant`s and
   elementwise float ops (`_ELEMENTWISE`; with `f32` also the math ops that
@@ -59,6 +61,10 @@ becomes (16 lanes)::
     }
     scf.for %d = %ve to %c1024 step %c1 { <the body> }
 
+(`%vs` is `%ub`, so that the first loop does all the work, when the
+address is not a multiple of the element size or, with dynamic extents,
+the array is smaller than `min-bytes`.)
+
 Then, in each function where every store to such an `%M` lies in a loop the
 pass rewrote, the `memref.prefetch ... write` hints of `%M` (register-tile's
 next-row prefetches) are erased: they would fetch the lines the stores
@@ -72,6 +78,7 @@ or compute with `%i` are left alone, as are arrays below `min-bytes`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
@@ -118,6 +125,8 @@ class _Match:
     loop: scf.ForOp
     store: memref.StoreOp
     lanes: int
+    min_bytes: int
+    """The size from which `%M` is streamed, checked at run time (0: none)."""
 
 
 def _const_index(v: SSAValue) -> int | None:
@@ -145,14 +154,13 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
     m = store.memref.type
     if not isinstance(m, MemRefType) or not _is_float(m.element_type):
         return None
-    if not isinstance(m.layout, NoneAttr) or any(d < 0 for d in m.get_shape()):
+    if not isinstance(m.layout, NoneAttr):
         return None
     elem = m.element_type.bitwidth // 8
-    count = 1
-    for d in m.get_shape():
-        count *= d
-    if count * elem < min_bytes:
-        return None
+    if all(d >= 0 for d in m.get_shape()):
+        if prod(m.get_shape()) * elem < min_bytes:
+            return None
+        min_bytes = 0  # no run-time check
     idx = list(store.indices)
     if not idx or idx[-1] != iv or any(not _outside(v, loop) for v in idx[:-1]):
         return None
@@ -187,7 +195,7 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
             return None
     if store.value.type != m.element_type:
         return None
-    return _Match(loop, store, lanes)
+    return _Match(loop, store, lanes, min_bytes)
 
 
 class _Builder:
@@ -275,13 +283,23 @@ def _rewrite(match: _Match) -> list[scf.ForOp]:
     b = _Builder(loop)
     # the address of %M[%j..., %lb]
     shape = m.get_shape()
+    extents: dict[int, SSAValue] = {}
+
+    def extent(k: int) -> SSAValue:
+        if k in extents:
+            return extents[k]
+        if shape[k] >= 0:
+            extents[k] = b.index(shape[k])
+        else:
+            dim = memref.DimOp(store.memref, b.index(k))
+            extents[k] = b.val(dim)
+        return extents[k]
+
     linear: SSAValue | None = None
     for k, v in enumerate([*store.indices][:-1] + [loop.lb]):
-        stride = 1
-        for d in shape[k + 1 :]:
-            stride *= d
-        term = v if stride == 1 else b.val(arith.MuliOp(v, b.index(stride)))
-        linear = term if linear is None else b.val(arith.AddiOp(linear, term))
+        linear = v if linear is None else b.val(arith.AddiOp(linear, v))
+        if k + 1 < len(shape):
+            linear = b.val(arith.MuliOp(linear, extent(k + 1)))
     assert linear is not None
     base = b.val(memref.ExtractAlignedPointerAsIndexOp.get(store.memref))
     addr = b.val(arith.AddiOp(base, b.val(arith.MuliOp(linear, b.index(elem)))))
@@ -293,6 +311,12 @@ def _rewrite(match: _Match) -> list[scf.ForOp]:
     start = b.val(arith.MinSIOp(b.val(arith.AddiOp(loop.lb, peel)), loop.ub))
     odd = b.val(arith.AndIOp(addr, b.index(elem - 1)))
     ok = b.val(arith.CmpiOp(odd, b.index(0), "eq"))
+    if match.min_bytes:  # dynamic extents: is %M as large as min-bytes?
+        size = b.index(elem)
+        for k in range(len(shape)):
+            size = b.val(arith.MuliOp(size, extent(k)))
+        big = b.val(arith.CmpiOp(size, b.index(match.min_bytes), "uge"))
+        ok = b.val(arith.AndIOp(ok, big))
     vs = b.val(arith.SelectOp(ok, start, loop.ub))
     span = b.val(arith.SubiOp(loop.ub, vs))
     full = b.val(arith.DivUIOp(span, b.index(lanes)))

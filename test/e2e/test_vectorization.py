@@ -396,6 +396,16 @@ def _misaligned(shape: tuple[int, ...], byte_offset: int) -> np.ndarray:
     return out
 
 
+SOFTMAX = (
+    "def softmax(float(N, D) I) -> (O) {\n"
+    "    mx(n) max=! I(n, r_d)\n"
+    "    e(n, d) = exp(I(n, d) - mx(n))\n"
+    "    s(n) +=! e(n, r_d)\n"
+    "    O(n, d) = e(n, d) / s(n)\n"
+    "}"
+)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_outputs_are_streamed_past_the_caches(threads: int) -> None:
     """softmax with 8.4 MB rows of 1000 floats: the row store becomes aligned
@@ -404,19 +414,11 @@ def test_large_outputs_are_streamed_past_the_caches(threads: int) -> None:
     write prefetch of O goes. Outputs at every 4-byte offset from a 64-byte
     boundary, and one off by 2 bytes (stored by the scalar loop alone), hold
     NumPy's values."""
-    src = (
-        "def softmax(float(N, D) I) -> (O) {\n"
-        "    mx(n) max=! I(n, r_d)\n"
-        "    e(n, d) = exp(I(n, d) - mx(n))\n"
-        "    s(n) +=! e(n, r_d)\n"
-        "    O(n, d) = e(n, d) / s(n)\n"
-        "}"
-    )
     x = np.random.default_rng(11).standard_normal((2100, 1000)).astype(np.float32)
     x64 = x.astype(np.float64)
     e = np.exp(x64 - x64.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
-    k = tcdialect.define(src, options=tcdialect.CpuOptions(threads=threads))
+    k = tcdialect.define(SOFTMAX, options=tcdialect.CpuOptions(threads=threads))
     for offset in (0, 4, 16, 36, 60, 2):
         got = _misaligned(x.shape, offset)
         k(x, out=got)
@@ -431,15 +433,29 @@ def test_large_outputs_are_streamed_past_the_caches(threads: int) -> None:
 def test_small_outputs_keep_ordinary_stores() -> None:
     """The same softmax on 64 rows (256 KB) keeps cached stores and its
     next-row write prefetch: its output is still in cache when read."""
-    src = (
-        "def softmax(float(N, D) I) -> (O) {\n"
-        "    mx(n) max=! I(n, r_d)\n"
-        "    e(n, d) = exp(I(n, d) - mx(n))\n"
-        "    s(n) +=! e(n, r_d)\n"
-        "    O(n, d) = e(n, d) / s(n)\n"
-        "}"
-    )
     x = np.ones((64, 1000), np.float32)
-    loops = tcdialect.define(src).ir(x, stage="loops")
+    loops = tcdialect.define(SOFTMAX).ir(x, stage="loops")
     assert "nontemporal" not in loops
     assert re.search(r"memref\.prefetch %O\[.*\], write", loops)
+
+
+def test_generic_kernels_decide_streaming_at_run_time() -> None:
+    """Without specialisation O's extents are unknown: the row loop checks
+    O's size at run time, so one compiled kernel streams an 8.4 MB output and
+    stores a small one through the cache, both with NumPy's values."""
+    k = tcdialect.define(
+        "def scale(float(N, D) I, float(N) s) -> (O) { O(n, d) = I(n, d) / s(n) }",
+        options=tcdialect.CpuOptions(specialize=False),
+    )
+    rng = np.random.default_rng(12)
+    for rows in (3, 2100):
+        x = rng.standard_normal((rows, 1000)).astype(np.float32)
+        s = rng.uniform(1, 2, rows).astype(np.float32)
+        got = _misaligned(x.shape, 20)
+        k(x, s, out=got)
+        want = x.astype(np.float64) / s[:, None]
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=str(rows))
+    loops = k.ir(x, s, stage="loops")
+    assert "%O: memref<?x?xf32>" in loops
+    assert re.search(r"arith\.cmpi uge, .*, %\w+ : index", loops), loops
+    assert "nontemporal = true" in loops

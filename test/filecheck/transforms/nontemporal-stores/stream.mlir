@@ -65,3 +65,34 @@ func.func @double(%N: index, %A: memref<1024xf64>, %O: memref<1024xf64>) {
 // CHECK-NEXT:      %a_1 = vector.load %A[%i_1] : memref<1024xf64>, vector<8xf64>
 // CHECK-NEXT:      %s_1 = math.sqrt %a_1 : vector<8xf64>
 // CHECK-NEXT:      vector.store %s_1, %O[%i_1] {alignment = 64 : i64, nontemporal = true} : memref<1024xf64>, vector<8xf64>
+
+// Dynamic extents: the size is checked at run time; the vector loop runs only
+// when O holds at least min-bytes (4096) bytes and its address is a multiple
+// of the element size.
+
+func.func @dynamic(%N: index, %A: memref<?x?xf32>, %O: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %N step %c1 {
+    %a = memref.load %A[%c1, %i] : memref<?x?xf32>
+    memref.store %a, %O[%c1, %i] : memref<?x?xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         %[[ONE:[0-9]+]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[COLS:.*]] = memref.dim %O, %[[ONE]] : memref<?x?xf32>
+// CHECK-NEXT:    %[[ROW:.*]] = arith.muli %c1, %[[COLS]] : index
+// CHECK-NEXT:    %[[LIN:.*]] = arith.addi %[[ROW]], %c0 : index
+// CHECK:         %[[OK:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = memref.dim %O, %[[ZERO]] : memref<?x?xf32>
+// CHECK-NEXT:    %[[S0:.*]] = arith.muli %[[FOUR]], %[[ROWS]] : index
+// CHECK-NEXT:    %[[S1:.*]] = arith.muli %[[S0]], %[[COLS]] : index
+// CHECK-NEXT:    %[[MIN:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    %[[BIG:.*]] = arith.cmpi uge, %[[S1]], %[[MIN]] : index
+// CHECK-NEXT:    %[[BOTH:.*]] = arith.andi %[[OK]], %[[BIG]] : i1
+// CHECK-NEXT:    arith.select %[[BOTH]], %{{.*}}, %N : index
+// CHECK:         vector.store %a_1, %O[%c1, %i_1] {alignment = 64 : i64, nontemporal = true} : memref<?x?xf32>, vector<16xf32>
