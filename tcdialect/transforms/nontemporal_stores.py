@@ -27,10 +27,10 @@ Contract. An innermost `scf.for %i = %lb to %ub step 1` without
   checked at run time from its extents (`memref.dim`), the vector loop
   running only for arrays that large;
 - the rest of the body is `memref.load`s of other arrays (subscripted like
-  the store, or not by `%i` at all), scalar `arith.constant`s and
-  elementwise float ops (`_ELEMENTWISE`; with `f32` also the math ops that
-  `expand-math-polynomials` expands), whose results have `%M`'s element
-  type, and `%i` appears nowhere else;
+  the store, with the identity layout, or not by `%i` at all), scalar
+  `arith.constant`s and elementwise float ops (`_ELEMENTWISE`; with `f32`
+  also the math ops that `expand-math-polynomials` expands), whose results
+  have `%M`'s element type, and `%i` appears nowhere else;
 - its trip count, when known, is at least `4 * VL` (`VL` = vector-width
   lanes of a 32-bit element, scaled to the element type; 0 = the host's).
 
@@ -183,6 +183,11 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
                 return None
             if any(v != iv and not _outside(v, loop) for v in sub):
                 return None
+            t = o.memref.type
+            if sub[-1:] == [iv] and not (
+                isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+            ):
+                return None  # a vector load needs contiguous elements
             continue
         if isinstance(o, arith.ConstantOp):
             if isinstance(o.result.type, VectorType):

@@ -107,6 +107,17 @@ func.func @types(%N: index, %A: memref<1024xf64>, %O: memref<1024xf64>, %I: memr
   func.return
 }
 
+// A load along %i from a strided array: not contiguous, no vector load.
+func.func @strided(%N: index, %S: memref<1024xf32, strided<[2]>>, %O: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %N step %c1 {
+    %s = memref.load %S[%i] : memref<1024xf32, strided<[2]>>
+    memref.store %s, %O[%i] : memref<1024xf32>
+  }
+  func.return
+}
+
 // CHECK-NOT: nontemporal
 // CHECK-NOT: extract_aligned_pointer
 // CHECK-NOT: vector.
