@@ -82,6 +82,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -205,16 +206,11 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
     return _Match(loop, store, lanes, min_bytes)
 
 
-class _Builder:
-    """Appends ops before a point and returns their results."""
-
-    def __init__(self, before: Operation):
-        self.before = before
+class _Builder(Builder):
+    """xDSL's builder, returning the result of each op it inserts."""
 
     def val(self, op: Operation) -> SSAValue:
-        assert self.before.parent_block() is not None
-        self.before.parent_block().insert_op_before(op, self.before)  # type: ignore[union-attr]
-        return op.results[0]
+        return self.insert(op).results[0]
 
     def index(self, value: int) -> SSAValue:
         return self.val(arith.ConstantOp.from_int_and_width(value, IndexType()))
@@ -287,7 +283,7 @@ def _rewrite(match: _Match) -> list[scf.ForOp]:
     assert isinstance(m, MemRefType)
     elem = m.element_type.bitwidth // 8  # type: ignore[union-attr]
     width = lanes * elem
-    b = _Builder(loop)
+    b = _Builder(InsertPoint.before(loop))
     # the address of %M[%j..., %lb]
     shape = m.get_shape()
     extents: dict[int, SSAValue] = {}
