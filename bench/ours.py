@@ -72,7 +72,8 @@ class Built:
         return statistics.median(self.cached_s) if self.cached_s else float("nan")
 
 
-def _define(source: str, entry: str | None, threads: int) -> Any:
+def define(source: str, entry: str | None, threads: int) -> Any:
+    """`tcdialect.define(source, entry, CpuOptions(threads=threads))`."""
     import tcdialect
 
     return tcdialect.define(
@@ -106,7 +107,7 @@ def build(
         spent = 0.0
         for _ in range(max(1, cold_repeats)):
             tcdialect.clear_cache()
-            k = _define(source, entry, threads)
+            k = define(source, entry, threads)
             t0 = time.perf_counter()
             k.compile(*inputs)
             dt = time.perf_counter() - t0
@@ -115,7 +116,7 @@ def build(
             if spent > cold_budget_s:
                 break
         for _ in range(max(1, cached_repeats)):
-            k = _define(source, entry, threads)
+            k = define(source, entry, threads)
             t0 = time.perf_counter()
             k.compile(*inputs)
             out.cached_s.append(time.perf_counter() - t0)
@@ -170,7 +171,7 @@ def stream_probes(threads: int) -> Callable[..., dict[str, float]]:
         ]
         for name, src, ins, expect, narrays in cases:
             try:
-                k = _define(src, None, threads)
+                k = define(src, None, threads)
                 k(*ins, out=a)
                 if not np.allclose(a, expect(), rtol=1e-6):
                     continue
@@ -198,7 +199,7 @@ def call_overhead_us(
     b = np.ones(1, dtype=np.float32)
     c = np.empty(1, dtype=np.float32)
     try:
-        k = _define(
+        k = define(
             "def add1(float(N) A, float(N) B) -> (C) { C(i) = A(i) + B(i) }",
             None,
             threads,

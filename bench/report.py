@@ -2,7 +2,8 @@
 
 Times are medians in ms; `(×N)` is time / roofline bound (1.0 = at the
 bound; lower is better); `ours / best` is our time over the faster correct
-peer (below 1 = we win).
+peer (below 1 = we win); `floor` is the stream floor of the kernel's arrays
+(`bench.floor`) and `×floor` our time over it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from bench.runner import IMPLS, ImplResult, Row, RunResult
 
 HEADER = (
     "| kernel | GFLOP | MB | bound ms | ours ms (×bound) | numpy ms (×bound) "
-    "| torch ms (×bound) | ours / best peer | cold compile s | cached compile s |"
+    "| torch ms (×bound) | ours / best peer | floor ms (ours ×floor) "
+    "| cold compile s | cached compile s |"
 )
 
 
@@ -58,13 +60,24 @@ def ratio_cell(row: Row) -> str:
     return f"{ours.median_s / best:.2f}"
 
 
+def floor_cell(row: Row) -> str:
+    """`0.913 (×1.82)`: the stream floor and our time over it, or `-`."""
+    fl = row.floor_s
+    if fl is None or math.isnan(fl):
+        return "-"
+    ours = row.impls.get("ours")
+    if ours is None or not ours.ok or ours.median_s is None:
+        return _ms(fl)
+    return f"{_ms(fl)} (×{ours.median_s / fl:.2f})"
+
+
 def _s(value: float | None, fmt: str = "{:.3f}") -> str:
     return "-" if value is None or math.isnan(value) else fmt.format(value)
 
 
 def table(rows: list[Row]) -> str:
     """The main Markdown table."""
-    lines = [HEADER, "|" + "---|" * 10]
+    lines = [HEADER, "|" + "---|" * 11]
     for row in rows:
         cells = [
             row.name,
@@ -73,6 +86,7 @@ def table(rows: list[Row]) -> str:
             f"{_ms(row.bound_s)} ({row.bound_kind})",
             *(impl_cell(row.impls[n], row.bound_s) for n in IMPLS),
             ratio_cell(row),
+            floor_cell(row),
             _s(row.cold_s),
             _s(row.cached_s, "{:.2g}"),
         ]
@@ -182,7 +196,28 @@ def summary_text(rows: list[Row]) -> str:
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         parts.append(f"ours / best peer {geo:.2f}")
+    floors = [
+        r.impls["ours"].median_s / r.floor_s
+        for r in rows
+        if r.bound_kind == "m"
+        and r.floor_s
+        and r.impls["ours"].ok
+        and r.impls["ours"].median_s
+    ]
+    if floors:
+        geo = math.exp(sum(math.log(x) for x in floors) / len(floors))
+        parts.append(f"ours ×floor on the (m) rows {geo:.2f}")
     return "geomean ×bound: " + ("; ".join(parts) if parts else "-")
+
+
+def floor_errors(rows: list[Row]) -> list[str]:
+    """One line per stream floor that did not run (with a blank line after)."""
+    lines = [
+        f"- stream floor ({kind}) of {r.name} not measured: {err}"
+        for r in rows
+        for kind, err in r.floor_errors.items()
+    ]
+    return [*lines, ""] if lines else []
 
 
 def _limits_line(result: RunResult, t: int) -> str:
@@ -237,7 +272,13 @@ def markdown(result: RunResult) -> str:
         "Roofline bound = max(flops / peak, compulsory bytes / bandwidth), with "
         "peak and bandwidth measured in this run; compulsory bytes = inputs read "
         "once + outputs written once; (c) compute-, (m) memory-bound. "
-        "`×N` = time / bound. `*` = the peer's API allocates its output "
+        "`×N` = time / bound. Stream floor (`bench/floor.py`): the faster of "
+        "two plain streaming codes (ours, torch) that read every input once and "
+        "write every output once and compute nothing, timed in the same rounds "
+        "with the same flush; it is what this machine gives for the kernel's "
+        "bytes at that moment, and `×floor` = our time / floor cancels the drift "
+        "that moves ×bound between runs. "
+        "`*` = the peer's API allocates its output "
         "(no `out=`); `†` = a single call (it alone exceeded the budget). "
         "Ours is called as `k(*inputs, out=outs)`.",
         "",
@@ -247,6 +288,7 @@ def markdown(result: RunResult) -> str:
         "",
         summary_text(result.rows),
         "",
+        *floor_errors(result.rows),
         "## Thread scaling (elementwise chain)",
         "",
         scaling_text(result),

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import ours
+from bench import floor, ours
 from bench.harness import (
     TOLERANCE,
     CacheFlusher,
@@ -78,6 +78,15 @@ class Row:
     note: str = ""
     bound_s: float = float("nan")
     bound_kind: str = "?"
+    #: Median seconds of each stream floor (`bench.floor`) that ran, by kind.
+    floors: dict[str, float] = field(default_factory=dict)
+    #: Why a floor kind did not run.
+    floor_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def floor_s(self) -> float | None:
+        """The faster stream floor, or None when neither ran."""
+        return min(self.floors.values()) if self.floors else None
 
 
 @dataclass
@@ -129,8 +138,13 @@ def run_kernel(
     config: TimingConfig,
     flush: CacheFlusher,
     compile_repeats: tuple[int, int],
+    with_floor: bool = True,
 ) -> Row:
-    """Measure one kernel at `threads` threads (applied by the caller)."""
+    """Measure one kernel at `threads` threads (applied by the caller).
+
+    With `with_floor`, the stream floors of the kernel's arrays are timed in
+    the same rounds as the implementations.
+    """
     rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
     inputs = kernel.make_inputs(sizes, rng)
     want = kernel.reference_outputs(inputs)
@@ -178,8 +192,27 @@ def run_kernel(
             res.error = ours.short_error(exc)
         row.impls[label] = res
 
+    if with_floor:
+        outputs = [np.empty(w.shape, dtype=np.float32) for w in want]
+        makers: dict[str, Callable[[], Callable[[], Any]]] = {
+            "ours": lambda: floor.ours_floor(inputs, outputs, threads),
+            "torch": lambda: floor.torch_floor(inputs, outputs),
+        }
+        for kind, make in makers.items():
+            try:
+                fn = make()
+                t0 = time.perf_counter()
+                fn()
+                first_s[f"floor {kind}"] = time.perf_counter() - t0
+                calls[f"floor {kind}"] = fn
+            except Exception as exc:
+                row.floor_errors[kind] = ours.short_error(exc)
+
     timings = measure(calls, first_s, config, flush)
     for label, timing in timings.items():
+        if label.startswith("floor "):
+            row.floors[label.removeprefix("floor ")] = timing.median_s
+            continue
         res = row.impls[label]
         res.median_s = timing.median_s
         res.samples = timing.count
@@ -300,7 +333,9 @@ def run(args: argparse.Namespace) -> RunResult:
         for t in (1, threads):
             with thread_limits(t):
                 sizes = chain[0].quick if args.quick else chain[0].sizes
-                row = run_kernel(chain[0], sizes, t, config, flush, compile_repeats)
+                row = run_kernel(
+                    chain[0], sizes, t, config, flush, compile_repeats, with_floor=False
+                )
             scaling.append(row)
             _log(f"  {CHAIN} {t}T: {_progress(row)}")
         sizes = chain[0].quick if args.quick else chain[0].sizes
