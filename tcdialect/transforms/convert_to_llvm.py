@@ -542,8 +542,11 @@ class _ModuleLowering:
             ]
             outputs = f.function_type.outputs.data
             if len(outputs) > 1 or any(isinstance(o, MemRefType) for o in outputs):
+                shown = ", ".join(str(o) for o in outputs)
                 raise _err(
-                    f, f"unsupported results {list(outputs)} of @{f.sym_name.data}"
+                    f,
+                    f"unsupported results ({shown}) of @{f.sym_name.data}: a "
+                    "function returns at most one value, and not a memref",
                 )
             lowered_outputs = [_scalar_type(o, f) for o in outputs]
             self.signatures[f.sym_name.data] = _func_type(inputs, lowered_outputs)
