@@ -18,7 +18,8 @@ run cancels in `ours / floor`. Two floors are timed and the faster counts:
 * torch: `torch.sum(view, dim=1, out=)` per input, `zero_()` per output.
 
 The pieces run one after another, so the floor has no overlap between arrays
-and includes one dispatch per array; a fused kernel can beat it slightly.
+and includes one dispatch per array; a fused kernel that overlaps its streams
+beats it (the elementwise chain runs at 0.8–0.9× its floor).
 """
 
 from __future__ import annotations
