@@ -4,10 +4,10 @@
 stages; reading it again must give the same module, in custom and in generic
 form, and the rest of the pipeline run on the text read back must give the
 same `llvm` stage as the pipeline run in one go (nothing the passes rely on
-is lost in printing). Each catalog kernel runs at its first test sizes, and the max reductions
-also at sizes wide enough for vector accumulators, whose -inf splat
-`dense<0xff800000>` xDSL 0.74 read back as 4.29e9
-(tcdialect/dialects/dense_hex.py).
+is lost in printing). Each catalog kernel runs at its first test sizes, and
+the max reductions also at sizes wide enough for vector accumulators; those
+of softmax and log_softmax start from the -inf splat `dense<0xff800000>`,
+which xDSL 0.74 read back as 4.29e9 (tcdialect/dialects/dense_hex.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tcdialect.pipeline import IR_STAGES, make_context, run_passes, stage_passes
 
 BY_NAME = {k.name: k for k in KERNELS}
 
-#: (kernel, sizes) whose vectorised stages hold special float constants.
+#: (kernel, sizes) wide enough for vector accumulators in the max reductions.
 WIDE: list[tuple[str, Sizes]] = [
     ("softmax", {"N": 4, "D": 64}),
     ("log_softmax", {"N": 4, "D": 64}),
