@@ -4,9 +4,10 @@ xDSL 0.74 prints a dense float attribute holding a special value as the
 value's bit pattern, as MLIR does (`dense<0xff800000> : vector<16xf32>` is a
 splat of -inf), but it parses a hexadecimal element of a dense literal as an
 integer and converts that to float, so the same text reads back as 4.29e9.
-Any printed module with -inf, inf or NaN in a vector constant (the max
-reductions of softmax, maxpool and row-max all start from -inf) therefore
-changed meaning silently when it was parsed again, by `tc-opt` or by a user.
+Any printed module with -inf, inf or NaN in a vector constant (the vector
+accumulators of softmax's, log_softmax's and every register-tiled max
+reduction start from -inf) therefore changed meaning silently when it was
+parsed again, by `tc-opt` or by a user.
 
 `install()` makes xDSL's attribute parser read such an element as MLIR does:
 the element type's bits, which is what xDSL's own scalar `FloatAttr` parser
