@@ -1749,7 +1749,16 @@ class _Rewriter:
                         variants.append(_Variant(1, lanes))
                     variants.append(_Variant(1, lanes, masked=True))
             else:
-                variants = [_Variant(f, 1)] + ([_Variant(1, 1)] if f > 1 else [])
+                variants = [_Variant(f, 1)]
+                ext = d.static_extent()
+                if ext is not None:
+                    # one strip of exactly the rows left (26 rows by 8: a
+                    # strip of 2 rows, whose 2 x NV chains keep the FMA
+                    # pipes busier than 2 strips of 1 row, one after the other)
+                    if ext % f:
+                        variants.append(_Variant(ext % f, 1))
+                elif f > 1:
+                    variants.append(_Variant(1, 1))
             strips.append(_Strip(iv, d.parallel, variants))
         if plan.packed:
             # column strips outside: one panel copy serves every row strip

@@ -54,3 +54,59 @@ func.func @eight_rows(%I: memref<8x54xf32>, %W: memref<8x8xf32>, %O: memref<8x54
 // CHECK-NEXT:      affine.for %w = 0 to 48 step 48 {
 // CHECK:           affine.for %w_1 = 48 to 54 step 16 {
 // CHECK:         func.return
+
+// Rows left over from MR with a static extent: one strip of exactly those
+// rows (26 = 3 x 8 + a strip of 2 rows, 2 x 2 accumulators), not 2 strips
+// of 1 row each running its own reduction with half the FMA chains
+// (tbmm's 26 x 26 batches).
+
+func.func @rows_left(%X: memref<26x72xf32>, %Y: memref<72x26xf32>, %Z: memref<26x26xf32>) {
+  affine.for %n = 0 to 26 {
+    affine.for %k = 0 to 26 {
+      affine.for %m = 0 to 72 {
+        %x = affine.load %X[%n, %m] : memref<26x72xf32>
+        %y = affine.load %Y[%m, %k] : memref<72x26xf32>
+        %p = arith.mulf %x, %y : f32
+        %o = affine.load %Z[%n, %k] : memref<26x26xf32>
+        %s = arith.addf %o, %p fastmath<reassoc> : f32
+        affine.store %s, %Z[%n, %k] : memref<26x26xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @rows_left
+// CHECK-NEXT:    affine.for %n = 0 to 24 step 8 {
+// CHECK:           {{(%[0-9]+, ){15}%[0-9]+}} = affine.for %m = 0 to 72 iter_args(
+// CHECK:         affine.for %n_1 = 24 to 26 step 2 {
+// CHECK:           {{(%[0-9]+, ){3}%[0-9]+}} = affine.for %m_1 = 0 to 72 iter_args(
+// CHECK-NOT:     affine.for %n
+// CHECK:         func.return
+
+// Leave alone: with a symbolic extent the rows left are not known, and
+// they run one row per strip.
+
+func.func @rows_symbolic(%X: memref<?x72xf32>, %Y: memref<72x26xf32>, %Z: memref<?x26xf32>) {
+  %c0 = arith.constant 0 : index
+  %N = memref.dim %Z, %c0 : memref<?x26xf32>
+  affine.for %n = 0 to %N {
+    affine.for %k = 0 to 26 {
+      affine.for %m = 0 to 72 {
+        %x = affine.load %X[%n, %m] : memref<?x72xf32>
+        %y = affine.load %Y[%m, %k] : memref<72x26xf32>
+        %p = arith.mulf %x, %y : f32
+        %o = affine.load %Z[%n, %k] : memref<?x26xf32>
+        %s = arith.addf %o, %p fastmath<reassoc> : f32
+        affine.store %s, %Z[%n, %k] : memref<?x26xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @rows_symbolic
+// CHECK:         affine.for %n = 0 to {{.*}} step 8 {
+// CHECK:         affine.for %n_1 = {{.*}} to {{.*}} {
+// CHECK:           {{(%[0-9]+, )%[0-9]+}} = affine.for %m_1 = 0 to 72 iter_args(
+// CHECK:         func.return
