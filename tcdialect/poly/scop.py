@@ -16,7 +16,8 @@ sequence of `affine.parallel` / `affine.for` nests, possibly nested and with
   intersected (their negation for the `else` block).
 - `reads` / `writes`: `isl.UnionMap`s from statement instances to array
   elements `A[...]`, the array named by the memref's function argument (or the
-  name of its `memref.alloc`, made unique). `may_reads` / `may_writes`: the
+  name of its `memref.alloc`, made unique; with `local_arrays`, also of a
+  `memref.alloca`). `may_reads` / `may_writes`: the
   data-dependent accesses (`memref.load` / `memref.store`, and affine
   accesses under `scf.if`) as accesses of the whole array (subscripts kept for
   affine ones).
@@ -162,8 +163,9 @@ class _Nest:
 
 
 class _Extractor:
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, local_arrays: bool = False):
         self.fn = fn
+        self.local_arrays = local_arrays
         self.params: dict[SSAValue, str] = {}
         self.arrays: dict[str, SSAValue] = {}
         self.array_of: dict[SSAValue, str] = {}
@@ -202,7 +204,10 @@ class _Extractor:
     def _array_name(self, value: SSAValue, op: Operation) -> str:
         if value in self.array_of:
             return self.array_of[value]
-        if isinstance(value, OpResult) and isinstance(value.op, memref.AllocOp):
+        if isinstance(value, OpResult) and (
+            isinstance(value.op, memref.AllocOp)
+            or (self.local_arrays and isinstance(value.op, memref.AllocaOp))
+        ):
             return self._array(value, value.name_hint)
         raise _err("memref is neither a function argument nor a memref.alloc", op)
 
@@ -327,7 +332,7 @@ class _Extractor:
                 raise _err("scf loops are not supported in affine code", op)
             elif isinstance(
                 op, affine.YieldOp | func.ReturnOp | memref.AllocOp | memref.DeallocOp
-            ):
+            ) or (self.local_arrays and isinstance(op, memref.AllocaOp)):
                 continue
             else:
                 pending.append(op)
@@ -493,9 +498,16 @@ class _Extractor:
         )
 
 
-def extract_scop(fn: func.FuncOp) -> Scop:
-    """The polyhedral model of `fn` (see the module docstring)."""
-    ex = _Extractor(fn)
+def extract_scop(fn: func.FuncOp, local_arrays: bool = False) -> Scop:
+    """The polyhedral model of `fn` (see the module docstring).
+
+    `local_arrays`: also model the buffers of `memref.alloca`s (what
+    `contract-temporaries` leaves inside loop bodies) as arrays. A buffer
+    allocated in a loop body is fresh at every iteration; as one array its
+    accesses give a superset of the true dependences, which is sound for
+    questions about the given order (`register-tile`'s coverage checks) but
+    not for rescheduling, which would not know where the allocation goes."""
+    ex = _Extractor(fn, local_arrays)
     ex.run()
     return ex.scop()
 

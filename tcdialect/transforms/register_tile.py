@@ -3063,9 +3063,10 @@ def register_tile(
         if fn not in scops:
             # the model of the function as scheduled (before any rewrite):
             # the statements that `_initial` compares are left untouched by
-            # the rewrites of other bands
+            # the rewrites of other bands; with the buffers that
+            # `contract-temporaries` made local (kronecker's XW2 and XW1)
             try:
-                scops[fn] = extract_scop(fn)
+                scops[fn] = extract_scop(fn, local_arrays=True)
             except TCError:
                 scops[fn] = None
         plan.start = _initial(plan, scops[fn])

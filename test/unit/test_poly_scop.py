@@ -276,6 +276,37 @@ def test_unsupported_constructs() -> None:
         extract_scop(_parse(scf_for))
 
 
+def test_local_arrays() -> None:
+    """A `memref.alloca` in a loop body is an error by default (the scheduler
+    could not place it) and, with `local_arrays`, one array whose accesses
+    over-approximate the per-iteration buffers."""
+    local = """
+    func.func @f(%A: memref<4x8xf32>, %B: memref<4xf32>) {
+      affine.for %m = 0 to 4 {
+        %T = memref.alloca() : memref<8xf32>
+        affine.for %i = 0 to 8 {
+          %v = affine.load %A[%m, %i] : memref<4x8xf32>
+          affine.store %v, %T[%i] : memref<8xf32>
+        }
+        %t = affine.load %T[3] : memref<8xf32>
+        affine.store %t, %B[%m] : memref<4xf32>
+      }
+      func.return
+    }"""
+    with pytest.raises(
+        TCError, match=r"neither a function argument nor a memref\.alloc"
+    ):
+        extract_scop(_parse(local))
+    scop = extract_scop(_parse(local), local_arrays=True)
+    assert set(scop.arrays) == {"A", "B", "T"}
+    assert _eq(
+        scop.writes,
+        "{ S0[m, i] -> T[i] : 0 <= m < 4 and 0 <= i < 8; S1[m] -> B[m] : 0 <= m < 4 }",
+    )
+    flow = dependences(scop).flow.intersect_range(isl.UnionSet("{ S1[m] }"))
+    assert _eq(flow, "{ S0[m, 3] -> S1[m] : 0 <= m < 4 }")
+
+
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
 def test_catalog_extracts(kernel: object) -> None:
     source, sizes = kernel.source, kernel.sizes[0]  # type: ignore[attr-defined]

@@ -242,3 +242,48 @@ func.func @apart(%A: memref<16x16xf32>, %B: memref<16x16xf32>, %C: memref<16x16x
 // CHECK-NOT:     scf.if
 // CHECK:         vector.load %C
 // CHECK:         func.return
+
+// A buffer that `contract-temporaries` made local to a loop body (a
+// `memref.alloca`, kronecker's XW2 per `m`): its zeroing nest is folded too.
+// The buffer is fresh at every `m`, so only this body's nest can cover it.
+
+func.func @local(%X: memref<4x8x8xf32>, %W: memref<8x8xf32>, %O: memref<4x8xf32>) {
+  affine.for %m = 0 to 4 {
+    %T = memref.alloca() : memref<8x8xf32>
+    affine.for %i = 0 to 8 {
+      affine.for %j = 0 to 8 {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %T[%i, %j] : memref<8x8xf32>
+      }
+    }
+    affine.for %i = 0 to 8 {
+      affine.for %k = 0 to 8 {
+        affine.for %j = 0 to 8 {
+          %x = affine.load %X[%m, %i, %k] : memref<4x8x8xf32>
+          %w = affine.load %W[%k, %j] : memref<8x8xf32>
+          %p = arith.mulf %x, %w : f32
+          %t = affine.load %T[%i, %j] : memref<8x8xf32>
+          %s = arith.addf %t, %p fastmath<reassoc> : f32
+          affine.store %s, %T[%i, %j] : memref<8x8xf32>
+        }
+      }
+    }
+    affine.for %i = 0 to 8 {
+      %t = affine.load %T[%i, 0] : memref<8x8xf32>
+      affine.store %t, %O[%m, %i] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @local
+// CHECK-NEXT:    affine.for %m = 0 to 4 {
+// CHECK-NEXT:      %T = memref.alloca() : memref<8x8xf32>
+// CHECK-NEXT:      affine.for %i = 0 to 8 step 2 {
+// CHECK:             %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %[[Z:.*]] = vector.broadcast %z : f32 to vector<8xf32>
+// CHECK-NOT:         vector.load %T
+// CHECK:             affine.for %k = 0 to 8 iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]])
+// CHECK:             vector.store %{{.*}}, %T[%i, %j]
+// CHECK-NOT:     affine.store %z
+// CHECK:         func.return
