@@ -11,11 +11,15 @@ TC-LANGUAGE.md §5 asks::
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 Severity = Literal["error", "warning", "note"]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -25,17 +29,22 @@ class Source:
     text: str
     filename: str = "<string>"
 
+    def _line_starts(self) -> list[int]:
+        """Offsets where lines start: lines end at "\\n", "\\r\\n" or a lone "\\r"
+        (the lexer takes all three as whitespace)."""
+        return [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset."""
         offset = max(0, min(offset, len(self.text)))
-        line = self.text.count("\n", 0, offset) + 1
-        start = self.text.rfind("\n", 0, offset) + 1
-        return line, offset - start + 1
+        starts = self._line_starts()
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
 
     def line_text(self, line: int) -> str:
-        lines = self.text.split("\n")
+        lines = _LINE_BREAK.split(self.text)
         if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
+            return lines[line - 1]
         return ""
 
 

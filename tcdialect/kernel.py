@@ -97,10 +97,9 @@ class CpuOptions:
     register_tile: bool = True
 
     def __post_init__(self) -> None:
-        from tcdialect.poly.schedule import ScheduleOptions
+        from tcdialect.poly.schedule import ScheduleOptions, tile_sizes
 
-        if isinstance(self.tile, list):
-            object.__setattr__(self, "tile", tuple(self.tile))
+        object.__setattr__(self, "tile", tile_sizes(self.tile))
         ScheduleOptions(self.fusion, self.tile)  # validates
         if self.threads is not None and (
             not isinstance(self.threads, int) or self.threads < 1
@@ -183,8 +182,7 @@ class Kernel:
         options: CpuOptions | None = None,
         filename: str = "<string>",
     ):
-        from tcdialect.frontend import analyze
-        from tcdialect.frontend.ir_gen import gen_def
+        from tcdialect.frontend import analyze, lower_def
 
         if target != "cpu":
             raise TCError(
@@ -202,8 +200,7 @@ class Kernel:
         program = analyze(source, filename)
         self.checked = program.get(entry)
         self.entry = self.checked.name
-        self.defop: DefOp = gen_def(self.checked)
-        self.defop.verify()
+        self.defop: DefOp = lower_def(self.checked)
         self.out_dtypes = [numpy_dtype(t.element_type) for t in self.defop.output_types]
         self.out_names = list(self.defop.output_names)
         self._key_prefix = (source, self.entry, target, options)

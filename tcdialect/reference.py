@@ -208,6 +208,13 @@ def prepare_inputs(
             raise TCError(
                 f"{where}: expected a NumPy array but got {type(value).__name__}"
             )
+        if isinstance(value, np.ma.MaskedArray):
+            raise TCError(
+                f"{where}: masked arrays are not supported (the mask would be "
+                f"ignored); pass a plain array, e.g. a.filled(0)"
+            )
+        if type(value) is not np.ndarray:
+            value = value.view(np.ndarray)  # np.matrix, memmap, ...: the data
         if value.ndim != t.rank:
             raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
         if value.dtype != dt:
@@ -756,19 +763,32 @@ def _uitofp(op: Operation, xs: list[Array]) -> Array:
     return _unsigned(xs[0]).astype(_result_dtype(op))
 
 
+def _saturating(x: Array, bits: int, signed: bool) -> Array:
+    """Float to integer as compiled code does it (LLVM's `fpto[su]i.sat`):
+    toward zero, clamped to the `bits`-bit range, NaN to 0. (MLIR leaves
+    out-of-range values poison; this defines them, and NumPy's `astype`
+    would give platform-dependent values.)"""
+    lo, end = (-(1 << (bits - 1)), 1 << (bits - 1)) if signed else (0, 1 << bits)
+    acc = np.dtype(np.int64 if signed else np.uint64)
+    t = np.trunc(np.asarray(x))
+    with np.errstate(invalid="ignore"):
+        # `end` and `lo` are powers of two (or 0): exact as floats
+        above, below = t >= float(end), t < float(lo)
+        inside = ~above & ~below & ~np.isnan(t)
+        vals = np.where(inside, t, 0).astype(acc)
+    return np.where(
+        above, np.array(end - 1, acc), np.where(below, np.array(lo, acc), vals)
+    )
+
+
 def _fptosi(op: Operation, xs: list[Array]) -> Array:
-    # Truncation toward zero; out-of-range values are poison in MLIR.
     dt = _result_dtype(op)
-    if dt == np.bool_:
-        return _wrap(xs[0].astype(np.int64), dt)
-    return xs[0].astype(dt)
+    return _wrap(_saturating(xs[0], _width(np.empty(0, dt)), True), dt)
 
 
 def _fptoui(op: Operation, xs: list[Array]) -> Array:
     dt = _result_dtype(op)
-    if dt == np.bool_:
-        return _wrap(xs[0].astype(np.uint8), dt)
-    return _wrap(xs[0].astype(f"uint{dt.itemsize * 8}"), dt)
+    return _wrap(_saturating(xs[0], _width(np.empty(0, dt)), False), dt)
 
 
 def _float_cast(op: Operation, xs: list[Array]) -> Array:

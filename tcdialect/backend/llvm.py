@@ -195,11 +195,21 @@ def _declare_func(op: llvm.FuncOp, llvm_module: ir.Module) -> ir.Function:
     if op.body.blocks:
         for arg, block_arg in zip(func.args, op.body.blocks[0].args):
             if block_arg.name_hint is not None:
-                arg.name = block_arg.name_hint
+                arg.name = _value_name(block_arg.name_hint)
     if op.arg_attrs is not None:
         for arg, attrs in zip(func.args, op.arg_attrs.data):
             _add_arg_attrs(arg, attrs.data)
     return func
+
+
+#: Longest value name given to LLVM. LLVM cuts local names at 1024 characters
+#: when it reads IR text, so two long names that differ only later became one
+#: ("redefinition of argument"); llvmlite makes cut names unique again.
+_MAX_NAME = 64
+
+
+def _value_name(hint: str) -> str:
+    return hint[:_MAX_NAME]
 
 
 def _add_arg_attrs(arg: ir.Argument, attrs: dict[str, Attribute]) -> None:
@@ -221,7 +231,9 @@ def _define_func(op: llvm.FuncOp, func: ir.Function) -> None:
     for block in blocks[1:]:
         builder = ir.IRBuilder(block_map[block])
         for arg in block.args:
-            val_map[arg] = builder.phi(convert_type(arg.type), name=arg.name_hint or "")
+            val_map[arg] = builder.phi(
+                convert_type(arg.type), name=_value_name(arg.name_hint or "")
+            )
     for block in blocks:
         builder = ir.IRBuilder(block_map[block])
         for op_in_block in block.ops:
@@ -242,7 +254,7 @@ def _convert(
     for result in op.results:
         value = val_map.get(result)
         if result.name_hint is not None and isinstance(value, ir.Instruction):
-            value.name = result.name_hint
+            value.name = _value_name(result.name_hint)
 
 
 def _convert_op(

@@ -11,11 +11,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Source, TCError
-from tcdialect.frontend.sema import CheckedProgram
+from tcdialect.frontend.sema import TOO_DEEP, CheckedDef, CheckedProgram
+
+if TYPE_CHECKING:
+    from tcdialect.dialects.tc import DefOp
 
 _RECURSION_LIMIT = 20_000
 
@@ -32,7 +36,7 @@ def _deep_recursion() -> Iterator[None]:
     try:
         yield
     except RecursionError:
-        raise TCError("expression too deeply nested or too long to compile") from None
+        raise TCError(TOO_DEEP) from None
     finally:
         sys.setrecursionlimit(old)
 
@@ -43,6 +47,17 @@ def analyze(
     """Parse and check TC source; raise `TCError` on any error."""
     from tcdialect.frontend import parser, sema
 
+    if not isinstance(source, str):
+        raise TCError(
+            f"the TC source must be a str, not {type(source).__name__}"
+            + (
+                " (decode it first, e.g. source.decode())"
+                if isinstance(source, bytes)
+                else ""
+            )
+        )
+    if not isinstance(filename, str):
+        raise TCError(f"filename must be a str, not {type(filename).__name__}")
     diag = diag if diag is not None else DiagnosticEngine()
     src = Source(source, filename)
     program = parser.parse_program(src, diag)
@@ -77,4 +92,18 @@ def parse_tc(
     return module
 
 
-__all__ = ["TCError", "analyze", "parse_tc"]
+def lower_def(checked: CheckedDef) -> DefOp:
+    """The verified `tc.def` of one checked definition (what `parse_tc` builds
+    for each), for callers that checked a program and picked one."""
+    from tcdialect.frontend import ir_gen
+
+    with _deep_recursion():
+        defop = ir_gen.gen_def(checked)
+    try:
+        defop.verify()
+    except Exception as e:  # an IR generation bug, never the user's fault
+        raise TCError(f"internal error: the frontend produced invalid IR: {e}") from e
+    return defop
+
+
+__all__ = ["TCError", "analyze", "lower_def", "parse_tc"]

@@ -33,10 +33,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import Diagnostic, TCError
 from tcdialect.dialects import tc
 from tcdialect.frontend import ast
 from tcdialect.frontend.sema import (
+    TOO_DEEP,
     CheckedDef,
     CheckedProgram,
     CheckedStatement,
@@ -127,6 +128,10 @@ class _BodyGen:
             a.name_hint = n
         self.sizes = set(cdef.sizes)
         self.let_values: dict[tuple[str, str], SSAValue] = {}
+        #: Lets as subscripts: whether each is an index expression, and its
+        #: `index` value (each computed once: lets are chains of lets).
+        self.let_is_index: dict[str, bool] = {}
+        self.let_indices: dict[str, SSAValue] = {}
 
     # ----------------------------------------------------------- helpers
     def op(self, o: Operation) -> SSAValue:
@@ -311,7 +316,9 @@ class _BodyGen:
                 return True
             case ast.Name(name=n):
                 if n in self.st.lets:
-                    return self.is_index_expr(self.st.lets[n])
+                    if n not in self.let_is_index:
+                        self.let_is_index[n] = self.is_index_expr(self.st.lets[n])
+                    return self.let_is_index[n]
                 return n in self.index_args or n in self.sizes
             case ast.Unary(op="-", operand=o):
                 return self.is_index_expr(o)
@@ -340,7 +347,9 @@ class _BodyGen:
                 return self.index_const(v)
             case ast.Name(name=n):
                 if n in self.st.lets:
-                    return self.index(self.st.lets[n])
+                    if n not in self.let_indices:
+                        self.let_indices[n] = self.index(self.st.lets[n])
+                    return self.let_indices[n]
                 if n in self.index_args:
                     return self.index_args[n]
                 return self.op(tc.SizeOp(n))
@@ -402,7 +411,10 @@ def gen_def(cdef: CheckedDef) -> tc.DefOp:
             region,
             values[st.target] if st.accumulates else None,
         )
-        _BodyGen(cdef, st, body, values).emit()
+        try:
+            _BodyGen(cdef, st, body, values).emit()
+        except RecursionError:
+            raise TCError(Diagnostic("error", TOO_DEEP, st.stmt.span)) from None
         op.result.name_hint = st.target
         b.insert(op)
         values[st.target] = op.result

@@ -53,6 +53,7 @@ SINGLE_CHAR_TOKENS: frozenset[str] = frozenset("+-*/%()[]?:,={}><!")
 INT32_MAX = 2**31 - 1
 
 _WHITESPACE = frozenset(" \t\r\n\f\v")
+_LINE_END = re.compile(r"[\r\n]")
 _DIGITS = frozenset("0123456789")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_TAIL_RE = re.compile(r"[A-Za-z0-9_]*")
@@ -116,9 +117,9 @@ def tokenize(source: Source, diag: DiagnosticEngine) -> list[Token]:
         c = text[pos]
         if c in _WHITESPACE or c == "#":
             flush_bad(pos)
-            if c == "#":
-                newline = text.find("\n", pos)
-                pos = n if newline < 0 else newline
+            if c == "#":  # to the end of the line ("\n", "\r\n" or "\r")
+                end = _LINE_END.search(text, pos)
+                pos = n if end is None else end.start()
             else:
                 pos += 1
             continue

@@ -14,9 +14,9 @@ from __future__ import annotations
 import difflib
 import math
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Span, TCError, note
 from tcdialect.frontend import ast
@@ -340,6 +340,9 @@ class _DefChecker:
                 cdef.statements.append(_StmtChecker(self, stmt).check())
             except _Skip:
                 self.failed.add(stmt.target.name)
+            except RecursionError:
+                self.diag.error(TOO_DEEP, stmt.span)
+                self.failed.add(stmt.target.name)
         for t in cdef.tensors.values():
             if t.name in self.failed:
                 continue  # already reported
@@ -352,6 +355,26 @@ class _DefChecker:
         return cdef
 
 
+_T = TypeVar("_T")
+
+#: The error for a statement whose expression is nested deeper (or whose
+#: operator chain is longer) than the recursive checks can walk.
+TOO_DEEP = "expression too deeply nested or too long to compile"
+
+
+def _once(memo: dict[str, _T | Exception], key: str, compute: Callable[[], _T]) -> _T:
+    """`compute()`, or what it returned (or raised) for `key` before."""
+    if key not in memo:
+        try:
+            memo[key] = compute()
+        except (_NotAffine, SymbolicError) as err:
+            memo[key] = err
+    got = memo[key]
+    if isinstance(got, Exception):
+        raise got
+    return got
+
+
 class _StmtChecker:
     def __init__(self, d: _DefChecker, stmt: ast.Statement):
         self.d = d
@@ -359,6 +382,14 @@ class _StmtChecker:
         self.stmt = stmt
         self.types: dict[int, str] = {}
         self.lets: dict[str, ast.Expr] = {}
+        #: The type of each let, checked at its first use: a let is an
+        #: expression of earlier lets, so checking it again at every use
+        #: took time exponential in the length of a chain of lets.
+        self.let_types: dict[str, str] = {}
+        #: The same for the affine forms and size expressions of lets (an
+        #: exception when a let is not one).
+        self.let_forms: dict[str, tuple[dict[str, int], SizeExpr] | Exception] = {}
+        self.let_sizes: dict[str, SizeExpr | Exception] = {}
         #: Let names that were reported as bad: no further errors for them.
         self.bad_lets: set[str] = set()
         self.indices: list[str] = []
@@ -596,7 +627,7 @@ class _StmtChecker:
             case ast.Name(name=n) if n in self.d.size_spans:
                 return SizeExpr.sym(n)
             case ast.Name(name=n) if n in self.lets:
-                return self._size_expr(self.lets[n])
+                return _once(self.let_sizes, n, lambda: self._size_expr(self.lets[n]))
             case ast.Name(name=n):
                 raise _NotAffine(f"'{n}' is not a size", e.span)
             case ast.Unary(op="-", operand=o):
@@ -741,7 +772,9 @@ class _StmtChecker:
         if n in self.bad_lets:
             return "int32"  # already reported
         if n in self.lets:
-            return self.expr(self.lets[n])
+            if n not in self.let_types:
+                self.let_types[n] = self.expr(self.lets[n])
+            return self.let_types[n]
         if n in self.indices:
             return "int32"
         if n in self.d.size_spans:
@@ -869,7 +902,7 @@ class _StmtChecker:
             case ast.IntLit(value=v):
                 return {}, SizeExpr.lit(v)
             case ast.Name(name=n) if n in self.lets:
-                return self._affine(self.lets[n])
+                return _once(self.let_forms, n, lambda: self._affine(self.lets[n]))
             case ast.Name(name=n) if n in self.d.size_spans:
                 return {}, SizeExpr.sym(n)
             case ast.Name(name=n) if n in self.indices:

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import islpy as isl
+import numpy as np
 
 from tcdialect.diagnostics import TCError
 from tcdialect.poly.scop import Access, Scop
@@ -89,12 +90,34 @@ class ScheduleOptions:
                 f"unknown fusion strategy '{self.fusion}' "
                 f"(expected one of {', '.join(FUSIONS)})"
             )
-        if self.tile is not None and any(
-            not isinstance(t, int) or t < 0 for t in self.tile
-        ):
-            raise TCError(f"tile sizes must be integers >= 0, not {self.tile!r}")
+        object.__setattr__(self, "tile", tile_sizes(self.tile))
         if not isinstance(self.threads, int) or self.threads < 1:
             raise TCError(f"threads must be an integer >= 1, not {self.threads!r}")
+
+
+#: Largest tile size: tile loops' bounds are 32-bit integers in isl's AST.
+MAX_TILE = 2**31 - 1
+
+
+def tile_sizes(tile: Any) -> tuple[int, ...] | None:
+    """`tile` (None, or a tuple or list of integers, NumPy's included) as a
+    tuple of ints in [0, MAX_TILE]; anything else is a `TCError`."""
+    if tile is None:
+        return None
+    if not isinstance(tile, tuple | list) or not all(
+        isinstance(t, int | np.integer) and not isinstance(t, bool | np.bool_)
+        for t in tile
+    ):
+        raise TCError(
+            f"tile sizes must be a tuple of integers >= 0 (one per band member, "
+            f"e.g. (32, 32, 0)), not {tile!r}"
+        )
+    out = tuple(int(t) for t in tile)
+    if any(t < 0 or t > MAX_TILE for t in out):
+        raise TCError(
+            f"tile sizes must be integers >= 0 and <= {MAX_TILE}, not {tile!r}"
+        )
+    return out
 
 
 def _items(lst: Any) -> list[Any]:

@@ -234,6 +234,87 @@ def test_bad_options() -> None:
         tcdialect.define(MATMUL, options={"threads": 2})  # type: ignore[arg-type]
 
 
+def test_bad_tile_options() -> None:
+    for tile in (32, "32", (-1,), (2**70,), (True,), (4.0,)):
+        with pytest.raises(TCError, match="tile sizes must be"):
+            CpuOptions(tile=tile)  # type: ignore[arg-type]
+    assert CpuOptions(tile=[np.int64(4), 0]).tile == (4, 0)  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (b"def f(float(N) A) -> (B) { B(i) = A(i) }", "str, not bytes.*decode"),
+        (None, "str, not NoneType"),
+    ],
+)
+def test_source_must_be_text(source: object, message: str) -> None:
+    with pytest.raises(TCError, match=message):
+        tcdialect.define(source)  # type: ignore[arg-type]
+
+
+def test_array_subclasses() -> None:
+    """NumPy subclasses pass their data; a masked array is refused, as its
+    mask would be ignored."""
+    k = tcdialect.define("def f(float(M, N) A) -> (B) { B(i, j) = A(i, j) + 1.0 }")
+
+    class Sub(np.ndarray):
+        pass
+
+    got = k(np.ones((2, 3), np.float32).view(Sub))
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, np.full((2, 3), 2, np.float32))
+    with pytest.raises(TCError, match=r"input 'A'.*masked arrays"):
+        k(np.ma.masked_array(np.ones((2, 3), np.float32)))
+
+
+def test_long_operator_chains() -> None:
+    """A 600-term sum compiles; one too long to check is an error located at
+    its statement, not a RecursionError."""
+    terms = " + ".join(["A(i)"] * 600)
+    k = tcdialect.define(f"def f(float(N) A) -> (B) {{\n  B(i) = {terms}\n}}")
+    np.testing.assert_array_equal(k(np.ones(3, np.float32)), np.full(3, 600.0))
+    terms = " + ".join(["A(i)"] * 20_000)
+    with pytest.raises(TCError, match=r"<string>:2:3: error: expression too deeply"):
+        tcdialect.define(f"def f(float(N) A) -> (B) {{\n  B(i) = {terms}\n}}")
+
+
+def test_chained_lets_are_checked_once() -> None:
+    """Each let is a sum of the one before, used twice: checked (and
+    lowered) once per let, not once per use (2^40 times)."""
+    n = 40
+    lets = ", ".join(["x0 = A(i)"] + [f"x{k + 1} = x{k} + x{k}" for k in range(n)])
+    k = tcdialect.define(f"def f(float(N) A) -> (B) {{ B(i) = x{n} where {lets} }}")
+    np.testing.assert_array_equal(k(np.ones(2, np.float32)), np.full(2, 2.0**n))
+    subs = ", ".join(["s0 = i"] + [f"s{k + 1} = s{k} + s{k} - s{k}" for k in range(n)])
+    k = tcdialect.define(f"def f(float(N) A) -> (B) {{ B(i) = A(s{n}) where {subs} }}")
+    np.testing.assert_array_equal(k(rand(5)), rand(5))
+
+
+def test_long_tensor_names() -> None:
+    """LLVM cuts value names at 1024 characters when it reads IR back."""
+    a, b = "A" * 2000, "A" * 1999 + "B"
+    k = tcdialect.define(
+        f"def f(float(N) {a}, float(N) {b}) -> (O) {{ O(i) = {a}(i) - {b}(i) }}"
+    )
+    np.testing.assert_array_equal(
+        k(rand(4), rand(4, seed=1)), rand(4) - rand(4, seed=1)
+    )
+
+
+@pytest.mark.parametrize("to", ["int8", "int32", "int64", "uint8", "uint32", "uint64"])
+def test_float_to_int_saturates_like_the_reference(to: str) -> None:
+    src = f"def f(float(N) A) -> ({to} B) {{ B(i) = {to}(A(i)) }}"
+    x = np.array(
+        [np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, 300.0, -1.0, 1e19, 1.9e19],
+        np.float32,
+    )
+    want = reference.run(parse_tc(src), None, [x])[0]
+    info = np.iinfo(to)
+    assert want[0] == 0 and want[1] == info.max and want[2] == info.min
+    np.testing.assert_array_equal(tcdialect.define(src)(x), want)
+
+
 def test_temporaries_too_big_for_the_machine_are_an_error() -> None:
     k = tcdialect.define(
         "def f(float(N) A) -> (B) { T(i, j) = A(i) * A(j)  B(i) +=! T(i, r) }"

@@ -223,6 +223,20 @@ def test_comments_and_whitespace() -> None:
     ]
 
 
+@pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
+def test_line_endings(nl: str) -> None:
+    """Unix, Windows and old Mac line ends: comments stop at them and
+    locations count them as lines; the caret line shows one line."""
+    text = nl.join(["# c (", "def f", "  g  # x", "  $h"])
+    tokens, diag = lex(text)
+    assert [t.text for t in tokens] == ["def", "f", "g", "h", ""]
+    assert tokens[2].span.location() == "t.tc:3:3"
+    (err,) = diag.diagnostics
+    assert err.span is not None and err.span.location() == "t.tc:4:3"
+    assert err.span.source.line_text(4) == "  $h"
+    assert err.render().splitlines()[1:] == ["      $h", "      ^"]
+
+
 def test_spans() -> None:
     text = "C(m) +=! A(m)\n  * 1.5"
     tokens, _ = lex(text)

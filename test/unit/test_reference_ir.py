@@ -339,12 +339,34 @@ def test_cmpf(pred: str) -> None:
         ("%r = arith.sitofp %x : i32 to f32", "i32", "f32", [-3, 7], [-3.0, 7.0]),
         ("%r = arith.uitofp %x : i32 to f64", "i32", "f64", [-1, 7], [2**32 - 1, 7]),
         ("%r = arith.fptosi %x : f32 to i32", "f32", "i32", [-2.7, 2.7], [-2, 2]),
+        # out of range, inf and NaN saturate, as compiled code does
+        (
+            "%r = arith.fptosi %x : f32 to i8",
+            "f32",
+            "i8",
+            [300.0, -300.0, np.inf, np.nan, -128.9],
+            [127, -128, 127, 0, -128],
+        ),
+        (
+            "%r = arith.fptosi %x : f64 to i64",
+            "f64",
+            "i64",
+            [1e19, -1e19, 2.0**62],
+            [2**63 - 1, -(2**63), 2**62],
+        ),
+        (
+            "%r = arith.fptoui %x : f32 to i8",
+            "f32",
+            "i8",
+            [-1.0, 255.9, 300.0, np.nan],
+            [0, -1, -1, 0],
+        ),
         (
             "%r = arith.fptoui %x : f32 to i32",
             "f32",
             "i32",
-            [3e9, 2.5],
-            [wrap32(3_000_000_000), 2],
+            [3e9, 2.5, 5e9],
+            [wrap32(3_000_000_000), 2, wrap32(2**32 - 1)],
         ),
         (
             "%r = arith.extf %x : f32 to f64",
