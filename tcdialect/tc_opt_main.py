@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -98,7 +99,21 @@ class TcOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
+        self.available_frontends["mlir"] = self.parse_mlir_chunk
         self.available_frontends["tc"] = self.parse_tc_chunk
+
+    def parse_mlir_chunk(self, io: IO[bytes]) -> ModuleOp:
+        """xDSL's IR parser, with what else it raises on bad input (xDSL 0.74:
+        `OverflowError` for `1e300 : f32`, `ValueError` for an integer too
+        wide for its type or a forward reference into a nested region, ...)
+        reported as a parse error at the token it had reached."""
+        parser = Parser(self.ctx, io.read(), self.get_input_name())
+        try:
+            return parser.parse_module(not self.args.no_implicit_module)
+        except (ParseError, TCError, DiagnosticException):
+            raise
+        except Exception as err:
+            parser.raise_error(f"invalid IR ({type(err).__name__}: {err})")
 
     def parse_tc_chunk(self, io: IO[bytes], line_offset: int = 0) -> ModuleOp:
         """Run the TC frontend on one input chunk.

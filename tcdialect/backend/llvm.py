@@ -249,7 +249,16 @@ def _convert(
 ) -> None:
     try:
         _convert_op(op, builder, val_map, block_map, entry)
-    except (NotImplementedError, LLVMTranslationException, TypeError, KeyError) as err:
+    except KeyError as err:
+        value = err.args[0] if err.args else None
+        if isinstance(value, SSAValue):
+            name = f"%{value.name_hint}" if value.name_hint else "a value"
+            raise TCError(
+                f"cannot translate '{op.name}' to LLVM IR: it uses {name} "
+                f"before its definition"
+            ) from None
+        raise TCError(f"cannot translate '{op.name}' to LLVM IR: {err}") from None
+    except (NotImplementedError, LLVMTranslationException, TypeError) as err:
         raise TCError(f"cannot translate '{op.name}' to LLVM IR: {err}") from None
     for result in op.results:
         value = val_map.get(result)
@@ -267,6 +276,8 @@ def _convert_op(
     match op:
         case llvm.GEPOp():
             _convert_gep(op, builder, val_map)
+        case llvm.ShuffleVectorOp():
+            _convert_shuffle(op, builder, val_map)
         case llvm.AllocaOp():
             _convert_alloca(op, builder, val_map, entry)
         case llvm.StoreOp():
@@ -309,7 +320,30 @@ def _convert_op(
             convert_op(op, builder, val_map, block_map)
 
 
+def _convert_shuffle(
+    op: llvm.ShuffleVectorOp, builder: ir.IRBuilder, val_map: ValueMap
+) -> None:
+    """A mask lane of -1 is undefined in LLVM; llvmlite refuses it, so it
+    takes lane 0 (one of the values an undefined lane may have)."""
+    v1 = val_map[op.v1]
+    lanes = 2 * v1.type.count
+    mask = [int(m) for m in op.mask.get_values()]
+    if any(not -1 <= m < lanes for m in mask):
+        raise TCError(
+            f"llvm.shufflevector: mask {mask} has a lane outside [-1, {lanes})"
+        )
+    values = [0 if m == -1 else m for m in mask]
+    const = ir.Constant(ir.VectorType(ir.IntType(32), len(values)), values)
+    val_map[op.res] = builder.shuffle_vector(v1, val_map[op.v2], const)
+
+
 def _convert_gep(op: llvm.GEPOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
+    raw = list(op.rawConstantIndices.iter_values())
+    if raw.count(llvm.GEP_USE_SSA_VAL) != len(op.ssa_indices):
+        raise TCError(
+            f"llvm.getelementptr: constant index {llvm.GEP_USE_SSA_VAL} is "
+            f"reserved (xDSL marks SSA indices with it)"
+        )
     ssa_indices = iter(op.ssa_indices)
     indices = [
         val_map[next(ssa_indices)]

@@ -51,6 +51,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 _PRECEDENCE = {
@@ -269,7 +270,7 @@ def parallel_op(
     def groups(sizes: Sequence[int]) -> DenseIntOrFPElementsAttr:
         return DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(sizes)]), sizes)
 
-    return xaffine.ParallelOp.build(
+    return ParallelOp.build(
         operands=[operands],
         result_types=[[]],
         properties={
@@ -284,10 +285,52 @@ def parallel_op(
     )
 
 
+def _verify_subscripts(
+    op: LoadOp | StoreOp | VectorLoadOp | VectorStoreOp,
+) -> None:
+    """One subscript per dimension of the memref (xDSL checks only the
+    operands of the map; lowering to `memref` then failed)."""
+    t = op.memref.type
+    count = len(op.map.data.results)
+    if isinstance(t, MemRefType) and count != t.get_num_dims():
+        raise VerifyException(
+            f"'{op.name}' has {count} subscript{'s' if count != 1 else ''} "
+            f"for a memref of rank {t.get_num_dims()}"
+        )
+
+
+class ParallelOp(xaffine.ParallelOp):
+    """xDSL's `affine.parallel`, whose verifier also checks that the bound
+    groups, the steps and the block's IVs agree on the number of loops (a
+    short `steps` passed xDSL's and failed in the passes)."""
+
+    name = "affine.parallel"
+
+    def verify_(self) -> None:
+        super().verify_()
+        counts = {
+            "lower bound groups": len(self.lowerBoundsGroups.get_values()),
+            "upper bound groups": len(self.upperBoundsGroups.get_values()),
+            "steps": len(self.steps.data),
+            "induction variables": len(self.body.block.args),
+        }
+        if len(set(counts.values())) != 1:
+            got = ", ".join(f"{n} {what}" for what, n in counts.items())
+            raise VerifyException(
+                f"'affine.parallel' needs one of each per loop: {got}"
+            )
+        if any(step.value.data < 1 for step in self.steps.data):
+            raise VerifyException("'affine.parallel' steps must be positive")
+
+
 class LoadOp(xaffine.LoadOp):
     """`affine.load %A[%i + symbol(%N)] : memref<?xf32>` (MLIR syntax)."""
 
     name = "affine.load"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_subscripts(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadOp:
@@ -305,6 +348,10 @@ class StoreOp(xaffine.StoreOp):
     """`affine.store %v, %A[%i, %j] : memref<?x?xf32>` (MLIR syntax)."""
 
     name = "affine.store"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_subscripts(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:
@@ -325,6 +372,10 @@ class VectorLoadOp(xaffine.VectorLoadOp):
     """`affine.vector_load %A[%i] : memref<?xf32>, vector<8xf32>` (MLIR syntax)."""
 
     name = "affine.vector_load"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_subscripts(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> VectorLoadOp:
@@ -347,6 +398,10 @@ class VectorStoreOp(xaffine.VectorStoreOp):
     """`affine.vector_store %v, %A[%i] : memref<?xf32>, vector<8xf32>` (MLIR syntax)."""
 
     name = "affine.vector_store"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_subscripts(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> VectorStoreOp:
@@ -372,7 +427,7 @@ Affine = Dialect(
     [
         xaffine.ApplyOp,
         xaffine.ForOp,
-        xaffine.ParallelOp,
+        ParallelOp,
         xaffine.IfOp,
         StoreOp,
         LoadOp,

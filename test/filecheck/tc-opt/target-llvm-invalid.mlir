@@ -1,0 +1,16 @@
+// RUN: not tc-opt %s -t llvm 2>&1 | filecheck %s
+// RUN: not tc-opt %S/Inputs/use-before-def.mlir -t llvm 2>&1 | filecheck %s --check-prefix=USE
+
+// A constant GEP index of -2147483648 is xDSL's marker for an SSA index: an
+// error, not a crash in the translator.
+
+llvm.func @f(%p: !llvm.ptr) -> !llvm.ptr {
+  %0 = llvm.getelementptr inbounds %p[-2147483648] : (!llvm.ptr) -> !llvm.ptr, f32
+  llvm.return %0 : !llvm.ptr
+}
+
+// CHECK: error: llvm.getelementptr: constant index -2147483648 is reserved (xDSL marks SSA indices with it)
+
+// A use before the definition (xDSL's verifier does not check dominance)
+// is named, not printed as a Python object.
+// USE: error: cannot translate 'llvm.icmp' to LLVM IR: it uses %b before its definition
