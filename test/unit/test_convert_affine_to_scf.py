@@ -69,6 +69,30 @@ INDEX = IndexType()
 # Interpreter support
 
 
+def _run_affine_parallel(
+    interpreter: Interpreter, op: affine.ParallelOp, args: PythonValues
+) -> PythonValues:
+    lb_map, ub_map = op.lowerBoundsMap.data, op.upperBoundsMap.data
+    n = lb_map.num_dims + lb_map.num_symbols
+    lbs = _eval_map(lb_map, args[:n])
+    ubs = _eval_map(ub_map, args[n:])
+
+    def grouped(values: list[int], groups: Any, pick: Callable) -> list[int]:
+        out, start = [], 0
+        for g in groups.get_values():
+            out.append(pick(values[start : start + int(g)]))
+            start += int(g)
+        return out
+
+    lo = grouped(lbs, op.lowerBoundsGroups, max)
+    hi = grouped(ubs, op.upperBoundsGroups, min)
+    steps = [s.value.data for s in op.steps.data]
+    ranges = [range(a, b, s) for a, b, s in zip(lo, hi, steps)]
+    for ivs in itertools.product(*ranges):
+        interpreter.run_ssacfg_region(op.body, tuple(ivs))
+    return ()
+
+
 @register_impls
 class _ExtraFunctions(InterpreterFunctions):
     """Ops the stock interpreter lacks: arith.maxsi/minsi, scf.parallel (run
@@ -152,25 +176,14 @@ class _AffineReference(InterpreterFunctions):
     def run_parallel(
         self, interpreter: Interpreter, op: affine.ParallelOp, args: PythonValues
     ) -> PythonValues:
-        lb_map, ub_map = op.lowerBoundsMap.data, op.upperBoundsMap.data
-        n = lb_map.num_dims + lb_map.num_symbols
-        lbs = _eval_map(lb_map, args[:n])
-        ubs = _eval_map(ub_map, args[n:])
+        return _run_affine_parallel(interpreter, op, args)
 
-        def grouped(values: list[int], groups: Any, pick: Callable) -> list[int]:
-            out, start = [], 0
-            for g in groups.get_values():
-                out.append(pick(values[start : start + int(g)]))
-                start += int(g)
-            return out
-
-        lo = grouped(lbs, op.lowerBoundsGroups, max)
-        hi = grouped(ubs, op.upperBoundsGroups, min)
-        steps = [s.value.data for s in op.steps.data]
-        ranges = [range(a, b, s) for a, b, s in zip(lo, hi, steps)]
-        for ivs in itertools.product(*ranges):
-            interpreter.run_ssacfg_region(op.body, tuple(ivs))
-        return ()
+    @impl(tcaffine.ParallelOp)
+    def run_tc_parallel(
+        self, interpreter: Interpreter, op: affine.ParallelOp, args: PythonValues
+    ) -> PythonValues:
+        """What `tc-opt` parses (the subclass with the stricter verifier)."""
+        return _run_affine_parallel(interpreter, op, args)
 
     @impl(affine.IfOp)
     def run_if(
