@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Source, TCError
 from tcdialect.frontend.sema import TOO_DEEP, CheckedDef, CheckedProgram
@@ -83,13 +84,7 @@ def parse_tc(
     if on_warning is not None:
         for w in checked.warnings:
             on_warning(w)
-    with _deep_recursion():
-        module = ir_gen.gen_module(checked)
-    try:
-        module.verify()
-    except Exception as e:  # an IR generation bug, never the user's fault
-        raise TCError(f"internal error: the frontend produced invalid IR: {e}") from e
-    return module
+    return _verified(lambda: ir_gen.gen_module(checked))
 
 
 def lower_def(checked: CheckedDef) -> DefOp:
@@ -97,13 +92,21 @@ def lower_def(checked: CheckedDef) -> DefOp:
     for each), for callers that checked a program and picked one."""
     from tcdialect.frontend import ir_gen
 
+    return _verified(lambda: ir_gen.gen_def(checked))
+
+
+_Op = TypeVar("_Op", bound=Operation)
+
+
+def _verified(build: Callable[[], _Op]) -> _Op:
+    """`build()` (IR generation) with room for deep expressions, verified."""
     with _deep_recursion():
-        defop = ir_gen.gen_def(checked)
+        op = build()
     try:
-        defop.verify()
+        op.verify()
     except Exception as e:  # an IR generation bug, never the user's fault
         raise TCError(f"internal error: the frontend produced invalid IR: {e}") from e
-    return defop
+    return op
 
 
 __all__ = ["TCError", "analyze", "lower_def", "parse_tc"]
