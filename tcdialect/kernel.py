@@ -97,10 +97,10 @@ class CpuOptions:
     register_tile: bool = True
 
     def __post_init__(self) -> None:
-        from tcdialect.poly.schedule import ScheduleOptions, tile_sizes
+        from tcdialect.poly.schedule import ScheduleOptions
 
-        object.__setattr__(self, "tile", tile_sizes(self.tile))
-        ScheduleOptions(self.fusion, self.tile)  # validates
+        # validates fusion and tile; the tile as a tuple of ints
+        object.__setattr__(self, "tile", ScheduleOptions(self.fusion, self.tile).tile)
         if self.threads is not None and (
             not isinstance(self.threads, int) or self.threads < 1
         ):

@@ -516,8 +516,12 @@ def _to_tensor_dtype(x: Array, dt: np.dtype[Any]) -> Array:
 # storage type of the op's result type.
 
 
+def _bits(dt: np.dtype[Any]) -> int:
+    return 1 if dt == np.bool_ else dt.itemsize * 8
+
+
 def _width(x: Array) -> int:
-    return 1 if x.dtype == np.bool_ else x.dtype.itemsize * 8
+    return _bits(x.dtype)
 
 
 def _signed(x: Array) -> Array:
@@ -783,12 +787,12 @@ def _saturating(x: Array, bits: int, signed: bool) -> Array:
 
 def _fptosi(op: Operation, xs: list[Array]) -> Array:
     dt = _result_dtype(op)
-    return _wrap(_saturating(xs[0], _width(np.empty(0, dt)), True), dt)
+    return _wrap(_saturating(xs[0], _bits(dt), True), dt)
 
 
 def _fptoui(op: Operation, xs: list[Array]) -> Array:
     dt = _result_dtype(op)
-    return _wrap(_saturating(xs[0], _width(np.empty(0, dt)), False), dt)
+    return _wrap(_saturating(xs[0], _bits(dt), False), dt)
 
 
 def _float_cast(op: Operation, xs: list[Array]) -> Array:
