@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tcdialect.diagnostics import TCError
+from tcdialect.verifier import verify
 
 if TYPE_CHECKING:
     from tcdialect.poly.schedule import ScheduleOptions
@@ -178,7 +179,7 @@ def run_passes(ctx: Context, module: ModuleOp, passes: Iterable[ModulePass]) -> 
                 f"internal error in pass '{p.name}': {type(err).__name__}: {err}"
             ) from err
         try:
-            module.verify()
+            verify(module)
         except Exception as err:
             raise TCError(
                 f"internal error: the IR after pass '{p.name}' does not verify: {err}"

@@ -1,9 +1,11 @@
 """`TcOptMain`: xdsl-opt with the tc dialect, tcdialect's passes and a TC frontend.
 
 `tc-opt` reads `.tc` sources (through `tcdialect.frontend.parse_tc`) and `.mlir`
-text, runs the passes given with `-p`, verifies the IR after every pass and
-prints the result on stdout. It keeps xdsl-opt's flags (`--split-input-file`,
-`--verify-diagnostics`, `--print-op-generic`, `--print-between-passes`, `-t`).
+text, runs the passes given with `-p`, verifies the IR before the first pass and
+after every pass (`tcdialect.verifier.verify`: xDSL's verifier plus SSA
+dominance) and prints the result on stdout. It keeps xdsl-opt's flags
+(`--split-input-file`, `--verify-diagnostics`, `--print-op-generic`,
+`--print-between-passes`, `-t`).
 
 Errors never show a Python traceback. Diagnostics go to stderr and the exit
 status is 1:
@@ -26,6 +28,7 @@ diagnostics from one `--split-input-file` source.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import traceback
@@ -35,12 +38,14 @@ from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import get_all_dialects
 from tcdialect.transforms import get_all_passes
+from tcdialect.verifier import verify
 
 TOOL_NAME = "tc-opt"
 DEBUG_ENV_VAR = "TCDIALECT_DEBUG"
@@ -164,6 +169,20 @@ class TcOptMain(xDSLOptMain):
             super().setup_pipeline()
         except (ValueError, ArgSpecParseError) as err:
             raise UsageError(str(err)) from None
+        if self.args.disable_verify:
+            return
+        # tcdialect.verifier before xDSL's own check: every verifier failure
+        # located, and dominance checked (the verifier module's docstring).
+        then = self.pipeline.callback
+
+        def callback(
+            previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+        ) -> None:
+            verify(module)
+            if then is not None:
+                then(previous, module, following)
+
+        self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
         try:

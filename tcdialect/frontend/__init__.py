@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Source, TCError
 from tcdialect.frontend.sema import TOO_DEEP, CheckedDef, CheckedProgram
+from tcdialect.verifier import verify
 
 if TYPE_CHECKING:
     from tcdialect.dialects.tc import DefOp
@@ -103,7 +104,7 @@ def _verified(build: Callable[[], _Op]) -> _Op:
     with _deep_recursion():
         op = build()
     try:
-        op.verify()
+        verify(op)
     except Exception as e:  # an IR generation bug, never the user's fault
         raise TCError(f"internal error: the frontend produced invalid IR: {e}") from e
     return op

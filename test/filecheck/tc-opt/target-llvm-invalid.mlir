@@ -11,6 +11,8 @@ llvm.func @f(%p: !llvm.ptr) -> !llvm.ptr {
 
 // CHECK: error: llvm.getelementptr: constant index -2147483648 is reserved (xDSL marks SSA indices with it)
 
-// A use before the definition (xDSL's verifier does not check dominance)
-// is named, not printed as a Python object.
-// USE: error: cannot translate 'llvm.icmp' to LLVM IR: it uses %b before its definition
+// A use before the definition is a verifier error (tcdialect.verifier; xDSL's
+// own verifier does not check dominance), located at the use.
+// USE:      %c = "llvm.icmp"(%a, %b)
+// USE-NEXT: ^^^^
+// USE-NEXT: | operand #1 (%b) does not dominate this use
