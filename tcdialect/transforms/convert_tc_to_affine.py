@@ -257,37 +257,62 @@ Affine = tuple[dict[int, int], SizeExpr]
 def _trace(
     v: SSAValue, block: Block, memo: dict[SSAValue, Affine | None]
 ) -> Affine | None:
-    """The affine form of index value `v` in a comprehension body, or None."""
-    if v in memo:
-        return memo[v]
-    memo[v] = None
-    out: Affine | None = None
+    """The affine form of index value `v` in a comprehension body, or None.
+
+    Iterative (operands first, from an explicit stack): a subscript of
+    thousands of terms is a chain of as many ops."""
+    visiting: set[SSAValue] = set()
+    stack = [v]
+    while stack:
+        x = stack[-1]
+        if x in memo:
+            stack.pop()
+            continue
+        pending = [a for a in _traced_operands(x) if a not in memo]
+        if pending and x not in visiting:
+            visiting.add(x)
+            stack.extend(pending)
+            continue
+        stack.pop()
+        # (an operand still pending here is on a cycle: no affine form)
+        memo[x] = _form(x, block, memo)
+    return memo[v]
+
+
+_TRACED = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp)
+
+
+def _traced_operands(v: SSAValue) -> tuple[SSAValue, ...]:
+    op = v.owner
+    return tuple(op.operands) if isinstance(op, _TRACED) else ()
+
+
+def _form(
+    v: SSAValue, block: Block, memo: dict[SSAValue, Affine | None]
+) -> Affine | None:
+    """`_trace` of `v` once its operands' forms are in `memo`."""
     if isinstance(v, BlockArgument):
-        if v.block is block:
-            out = ({v.index: 1}, SizeExpr.lit(0))
-    else:
-        op = v.owner
-        assert isinstance(op, Operation)
-        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
-            val = op.value
-            if isinstance(val, IntegerAttr):
-                out = ({}, SizeExpr.lit(val.value.data))
-        elif isinstance(op, tc.SizeOp):
-            out = ({}, SizeExpr.sym(op.size.data))
-        elif isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
-            a = _trace(op.lhs, block, memo)
-            b = _trace(op.rhs, block, memo)
-            if a is not None and b is not None:
-                out = _combine_affine(op, a, b)
-        elif isinstance(op, arith.FloorDivSIOp):
-            a = _trace(op.lhs, block, memo)
-            b = _trace(op.rhs, block, memo)
-            if a is not None and b is not None and not a[0] and not b[0]:
-                d = b[1].constant_value()
-                if d is not None and d > 0:
-                    out = ({}, a[1].floordiv(d))
-    memo[v] = out
-    return out
+        return ({v.index: 1}, SizeExpr.lit(0)) if v.block is block else None
+    op = v.owner
+    assert isinstance(op, Operation)
+    if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+        val = op.value
+        if not isinstance(val, IntegerAttr):
+            return None
+        return ({}, SizeExpr.lit(val.value.data))
+    if isinstance(op, tc.SizeOp):
+        return ({}, SizeExpr.sym(op.size.data))
+    if not isinstance(op, _TRACED):
+        return None
+    a, b = memo.get(op.operands[0]), memo.get(op.operands[1])
+    if a is None or b is None:
+        return None
+    if not isinstance(op, arith.FloorDivSIOp):
+        return _combine_affine(op, a, b)
+    d = b[1].constant_value()
+    if a[0] or b[0] or d is None or d <= 0:
+        return None
+    return ({}, a[1].floordiv(d))
 
 
 def _combine_affine(op: Operation, a: Affine, b: Affine) -> Affine | None:

@@ -269,14 +269,19 @@ def test_array_subclasses() -> None:
 
 
 def test_long_operator_chains() -> None:
-    """A 600-term sum compiles; one too long to check is an error located at
-    its statement, not a RecursionError."""
+    """A 600-term sum and a 3000-term subscript compile; an expression too
+    long to check is an error located at its statement, not a
+    RecursionError."""
     terms = " + ".join(["A(i)"] * 600)
     k = tcdialect.define(f"def f(float(N) A) -> (B) {{\n  B(i) = {terms}\n}}")
     np.testing.assert_array_equal(k(np.ones(3, np.float32)), np.full(3, 600.0))
     terms = " + ".join(["A(i)"] * 20_000)
     with pytest.raises(TCError, match=r"<string>:2:3: error: expression too deeply"):
         tcdialect.define(f"def f(float(N) A) -> (B) {{\n  B(i) = {terms}\n}}")
+    # a 3000-term subscript: convert-tc-to-affine traced it recursively
+    index = " + ".join(["i"] + ["0"] * 3000)
+    k = tcdialect.define(f"def f(float(N) A) -> (B) {{ B(i) = A({index}) }}")
+    np.testing.assert_array_equal(k(rand(4)), rand(4))
 
 
 def test_chained_lets_are_checked_once() -> None:
