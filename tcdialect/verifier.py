@@ -8,9 +8,10 @@ verifier leaves out:
   raise a plain `Exception` or an `AssertionError` rather than a
   `VerifyException` (`memref.load` with fewer indices than the memref's
   rank; `llvm.trunc` to a float type), which reached users as "internal
-  error". Such a failure is re-raised as a `VerifyException` on the
-  innermost op whose own verifier (without its nested ops) fails, printed
-  like any other verifier error (the module, the op underlined).
+  error". Such a failure is re-raised as a `VerifyException` on the first
+  op (outermost first, in program order) whose own verifier, without its
+  nested ops, fails, printed like any other verifier error (the module, the
+  op underlined).
 - **Dominance** (MLIR's rule for SSA regions): every operand of an op is
   defined by an op or block argument that dominates the use. A block
   argument of block `B` dominates the ops of `B` and of the blocks `B`
@@ -57,8 +58,8 @@ def verify(op: Operation) -> None:
 
 
 def _locate(top: Operation, err: Exception) -> None:
-    """Raise `err`, a non-diagnostic failure of `top.verify()`, on the
-    innermost op whose own verifier raises it."""
+    """Raise `err`, a non-diagnostic failure of `top.verify()`, on the first
+    op of `top.walk()` whose own verifier (nested ops left out) raises."""
     culprit = top
     for op in top.walk():
         try:
