@@ -65,7 +65,7 @@ def _locate(top: Operation, err: Exception) -> None:
         try:
             op.verify(verify_nested_ops=False)
         except DiagnosticException:
-            pass
+            continue  # a located failure: not the one being looked for
         except Exception as e:
             culprit, err = op, e
             break
