@@ -32,11 +32,12 @@ import dataclasses
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, NoReturn
+from typing import IO, NoReturn, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
@@ -53,6 +54,57 @@ DEBUG_ENV_VAR = "TCDIALECT_DEBUG"
 
 class UsageError(Exception):
     """A bad command line that argparse cannot see (unknown pass, unknown input kind)."""
+
+
+_T = TypeVar("_T")
+
+
+class LocatingParser(Parser):
+    """xDSL's IR parser, with every failure on bad input located.
+
+    Besides `ParseError`, xDSL 0.74's parser lets through what building the IR
+    raises: a `VerifyException` for an attribute out of its type's range
+    (`arith.constant 300 : i8`), an `OverflowError` for `1.0e300 : f32`, a
+    `ValueError` for an integer too wide for its type or a forward reference
+    into a nested region, ... with no location. Here each becomes a
+    `ParseError` spanning the innermost attribute, type or operation that was
+    being parsed when it was raised::
+
+        bad.mlir:2:3
+          %0 = arith.constant 300 : i8
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+          invalid IR: Integer value 300 is out of range for type i8 ...
+
+    A diagnostic keeps its message; anything else is shown with its type
+    (`invalid IR (OverflowError: float too large to pack with f format)`).
+    """
+
+    def _located(self, parse: Callable[[], _T]) -> _T:
+        start = self.pos
+        try:
+            return parse()
+        except ParseError:
+            raise
+        except Exception as err:
+            # The span ends at the last token read, not at the next one.
+            text, end = self.lexer.input.content, self.pos
+            while end > start and text[end - 1 : end].isspace():
+                end -= 1
+            what = (
+                f": {err}"
+                if isinstance(err, DiagnosticException)
+                else f" ({type(err).__name__}: {err})"
+            )
+            self.raise_error(f"invalid IR{what}", start, max(end, start + 1))
+
+    def parse_operation(self) -> Operation:
+        return self._located(super().parse_operation)
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        return self._located(super().parse_optional_attribute)
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        return self._located(super().parse_optional_type)
 
 
 class TcOptMain(xDSLOptMain):
@@ -108,17 +160,9 @@ class TcOptMain(xDSLOptMain):
         self.available_frontends["tc"] = self.parse_tc_chunk
 
     def parse_mlir_chunk(self, io: IO[bytes]) -> ModuleOp:
-        """xDSL's IR parser, with what else it raises on bad input (xDSL 0.74:
-        `OverflowError` for `1e300 : f32`, `ValueError` for an integer too
-        wide for its type or a forward reference into a nested region, ...)
-        reported as a parse error at the token it had reached."""
-        parser = Parser(self.ctx, io.read(), self.get_input_name())
-        try:
-            return parser.parse_module(not self.args.no_implicit_module)
-        except (ParseError, TCError, DiagnosticException):
-            raise
-        except Exception as err:
-            parser.raise_error(f"invalid IR ({type(err).__name__}: {err})")
+        """xDSL's IR parser, every failure located (`LocatingParser`)."""
+        parser = LocatingParser(self.ctx, io.read(), self.get_input_name())
+        return parser.parse_module(not self.args.no_implicit_module)
 
     def parse_tc_chunk(self, io: IO[bytes], line_offset: int = 0) -> ModuleOp:
         """Run the TC frontend on one input chunk.
