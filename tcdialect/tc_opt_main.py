@@ -62,18 +62,18 @@ _T = TypeVar("_T")
 class LocatingParser(Parser):
     """xDSL's IR parser, with every failure on bad input located.
 
-    Besides `ParseError`, xDSL 0.74's parser lets through what building the IR
-    raises: a `VerifyException` for an attribute out of its type's range
-    (`arith.constant 300 : i8`), an `OverflowError` for `1.0e300 : f32`, a
-    `ValueError` for an integer too wide for its type or a forward reference
-    into a nested region, ... with no location. Here each becomes a
-    `ParseError` spanning the innermost attribute, type or operation that was
-    being parsed when it was raised::
+    Besides `ParseError`, xDSL 0.74's parser lets through, without a
+    location, what building the IR raises: a `VerifyException` for an
+    attribute out of its type's range (`arith.constant 300 : i8`) or an
+    unknown predicate (`arith.cmpi foo, ...`), an `OverflowError` for
+    `1.0e300 : f32`, a `ValueError` for `llvm.icmp "foo"`, ... Here each
+    becomes a `ParseError` spanning the innermost attribute, type or
+    operation being read when it was raised (up to the last token read)::
 
-        bad.mlir:2:3
+        bad.mlir:2:23
           %0 = arith.constant 300 : i8
-          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-          invalid IR: Integer value 300 is out of range for type i8 ...
+                              ^^^^^^^^
+                              invalid IR: Integer value 300 is out of range ...
 
     A diagnostic keeps its message; anything else is shown with its type
     (`invalid IR (OverflowError: float too large to pack with f format)`).
