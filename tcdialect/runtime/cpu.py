@@ -45,7 +45,7 @@ _DATA_OFFSET = _data_offset()
 _address_of = ctypes.c_void_p.from_address
 
 
-def _data(arr: np.ndarray[Any, Any]) -> int:
+def data_pointer(arr: np.ndarray[Any, Any]) -> int:
     """The address of `arr`'s first element."""
     if _DATA_OFFSET is None:
         return arr.ctypes.data
@@ -109,6 +109,50 @@ def signature_of(func: FuncOp) -> Signature:
     return Signature(tuple(args), tuple(checked))
 
 
+@dataclass(frozen=True)
+class FixedCall:
+    """A compiled function called for one set of shapes and sizes.
+
+    Everything but the data pointers is fixed: `run(pointers)` takes the
+    inputs' then the outputs' data pointers and makes the call. `Kernel`
+    keeps one per shape key, so that a call builds no argument list from the
+    signature.
+    """
+
+    fn: Any
+    #: The argument list, with 0 where a pointer goes.
+    template: tuple[int, ...]
+    #: Where each data pointer goes, in `run`'s order.
+    slots: tuple[int, ...]
+    #: Where the error flag's pointer goes (checked reads), else None.
+    error_slot: int | None
+    #: Tensors whose reads are checked at run time, by error code - 1.
+    checked: tuple[str, ...]
+    #: The JIT engine holding the code, kept alive with the call.
+    owner: Any = None
+
+    def run(self, pointers: Sequence[int]) -> None:
+        """Call the function; raise `TCError` if a checked read was out of bounds."""
+        if self.error_slot is None and len(self.template) == len(pointers):
+            self.fn(*pointers)  # no sizes or extents: pointers in call order
+            return
+        args = list(self.template)
+        for slot, p in zip(self.slots, pointers):
+            args[slot] = p
+        error = None
+        if self.error_slot is not None:
+            error = np.zeros(1, dtype=np.int32)
+            args[self.error_slot] = data_pointer(error)
+        self.fn(*args)
+        if error is not None and error[0] != 0:
+            code = int(error[0])
+            name = self.checked[code - 1] if 0 < code <= len(self.checked) else "?"
+            raise TCError(
+                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
+                "fell outside its extent (the read was skipped; outputs are invalid)"
+            )
+
+
 class CpuLauncher:
     """Calls the compiled function at `address` with the convention `signature`.
 
@@ -127,6 +171,38 @@ class CpuLauncher:
                 argtypes += [ctypes.c_int64] * len(a.dynamic_dims)
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
 
+    def fixed(
+        self,
+        input_shapes: Sequence[tuple[int, ...]],
+        output_shapes: Sequence[tuple[int, ...]],
+        sizes: Mapping[str, int],
+    ) -> FixedCall:
+        """The call for arrays of these shapes and these sizes."""
+        template: list[int] = []
+        slots: list[int] = []
+        error_slot = None
+        it_in, it_out = iter(input_shapes), iter(output_shapes)
+        for a in self.signature.args:
+            if a.kind == "size":
+                template.append(sizes[a.name])
+                continue
+            if a.kind == "error":
+                error_slot = len(template)
+                template.append(0)
+                continue
+            shape = next(it_in) if a.kind == "input" else next(it_out)
+            slots.append(len(template))
+            template.append(0)
+            template += [shape[d] for d in a.dynamic_dims]
+        return FixedCall(
+            self._fn,
+            tuple(template),
+            tuple(slots),
+            error_slot,
+            self.signature.checked,
+            self._owner,
+        )
+
     def __call__(
         self,
         inputs: Sequence[np.ndarray[Any, Any]],
@@ -134,28 +210,5 @@ class CpuLauncher:
         sizes: Mapping[str, int],
     ) -> None:
         """Run the kernel; raise `TCError` if a checked read was out of bounds."""
-        args: list[int] = []
-        it_in, it_out = iter(inputs), iter(outputs)
-        error: np.ndarray[Any, Any] | None = None
-        for a in self.signature.args:
-            if a.kind == "size":
-                args.append(sizes[a.name])
-                continue
-            if a.kind == "input":
-                arr = next(it_in)
-            elif a.kind == "output":
-                arr = next(it_out)
-            else:
-                arr = error = np.zeros(1, dtype=np.int32)
-            args.append(_data(arr))
-            shape = arr.shape
-            args += [shape[d] for d in a.dynamic_dims]
-        self._fn(*args)
-        if error is not None and error[0] != 0:
-            code = int(error[0])
-            checked = self.signature.checked
-            name = checked[code - 1] if 0 < code <= len(checked) else "?"
-            raise TCError(
-                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
-                "fell outside its extent (the read was skipped; outputs are invalid)"
-            )
+        call = self.fixed([a.shape for a in inputs], [a.shape for a in outputs], sizes)
+        call.run([data_pointer(a) for a in (*inputs, *outputs)])

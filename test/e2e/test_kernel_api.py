@@ -81,8 +81,11 @@ def test_out_writes_into_preallocated_arrays() -> None:
         ((rand(3, 4), "x"), "input 'B'.*NumPy array"),
     ],
 )
-def test_call_errors_name_the_argument(args: tuple, message: str) -> None:
+@pytest.mark.parametrize("warm", [False, True])
+def test_call_errors_name_the_argument(args: tuple, message: str, warm: bool) -> None:
     mm = tcdialect.define(MATMUL)
+    if warm:  # a good call of the same shapes first: the checks of a known key
+        mm(rand(3, 4), rand(4, 2))
     with pytest.raises(TCError, match=message):
         mm(*args)
 
@@ -100,11 +103,17 @@ def test_literal_extent_is_checked() -> None:
         (np.empty((3, 3), np.float32), "output 'C'.*shape"),
         (np.empty((3, 2), np.float64), "output 'C'.*float32"),
         (np.empty((2, 3), np.float32).T, "output 'C'.*contiguous"),
+        (np.empty((3, 2), np.float32)[::-1], "output 'C'.*contiguous"),
+        (np.broadcast_to(np.float32(0), (3, 2)), "output 'C'.*writeable"),
+        ([np.empty((3, 2), np.float32).tolist()], "output 'C'.*NumPy array"),
         ((np.empty((3, 2), np.float32),) * 2, "must give 1 array"),
     ],
 )
-def test_out_errors(out: object, message: str) -> None:
+@pytest.mark.parametrize("warm", [False, True])
+def test_out_errors(out: object, message: str, warm: bool) -> None:
     mm = tcdialect.define(MATMUL)
+    if warm:
+        mm(rand(3, 4), rand(4, 2), out=np.empty((3, 2), np.float32))
     with pytest.raises(TCError, match=message):
         mm(rand(3, 4), rand(4, 2), out=out)
 
@@ -123,7 +132,7 @@ def test_views_pass_their_own_first_element() -> None:
         base[:0],
         np.float32(2.0) * base[3:4],
     ):
-        assert cpu._data(arr) == arr.ctypes.data
+        assert cpu.data_pointer(arr) == arr.ctypes.data
     k = tcdialect.define("def f(float(N) A, float(N) B) -> (C) { C(i) = A(i) - B(i) }")
     out = np.zeros(40, np.float32)
     k(base[10:30], base[:20], out=out[5:25])
@@ -136,6 +145,34 @@ def test_out_overlapping_an_input_is_rejected() -> None:
     A = rand(6)
     with pytest.raises(TCError, match=r"output 'B'.*overlaps"):
         k(A, out=A)
+    base = rand(12)
+    k(base[:6], out=base[6:])  # adjacent, not overlapping: a good call
+    np.testing.assert_array_equal(base[6:], base[:6] * 2)
+    for start in (1, 5):
+        with pytest.raises(TCError, match=r"output 'B'.*overlaps"):
+            k(base[:6], out=base[start : start + 6])
+    two = tcdialect.define(TWO, "second")
+    B = np.empty(8, np.float32)
+    two(rand(8), 1.0, out=(B, np.empty((), np.float32)))
+    with pytest.raises(TCError, match=r"output 'S'.*overlaps"):
+        two(rand(8), 1.0, out=(B, B[3:4].reshape(())))
+
+
+def test_known_shapes_take_the_short_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(5, 4), rand(4, 3, seed=1)
+    want = mm(A, B)
+
+    def general(*args: object) -> None:
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(mm, "_prepare", general)
+    np.testing.assert_array_equal(mm(A, B), want)
+    C = np.empty((5, 3), np.float32)
+    assert mm(A.copy(), B, out=C) is C
+    np.testing.assert_array_equal(C, want)
+    with pytest.raises(AssertionError, match="general path"):
+        mm(A, B, out=np.empty((5, 3), np.float64))  # a bad call: the general path
 
 
 def test_data_dependent_read_out_of_bounds_names_the_tensor() -> None:
