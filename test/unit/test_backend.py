@@ -16,11 +16,13 @@ from xdsl.dialects.llvm import LLVM
 from xdsl.parser import Parser
 
 from tcdialect.backend.cpu import (
+    TEAM_CHUNKS_PER_THREAD,
     CpuModule,
     compile_cpu,
     have_openmp,
     host_asm,
     llvm_ir_text,
+    team_openmp_ir,
 )
 from tcdialect.backend.llvm import translate
 from tcdialect.diagnostics import TCError
@@ -342,12 +344,25 @@ def test_parallel_for_runs_every_iteration_once(
     count(buf(out), buf(tid), n)
     np.testing.assert_array_equal(out[:n], 1)
     assert out[n] == 0 and tid[n] == 0
-    # Contiguous chunks, one per thread, in thread order (libgomp may give a
-    # smaller team than asked for, e.g. under OMP_THREAD_LIMIT).
-    teams = sorted(set(tid[:n].tolist()))
-    assert teams == list(range(1, len(teams) + 1))
-    assert len(teams) <= min(threads, n)
-    assert (np.diff(tid[:n]) >= 0).all()
+    # Chunks of max(1, n // (8 * team)) iterations, each run by one thread of
+    # the team (libgomp may give a smaller team than asked for, e.g. under
+    # OMP_THREAD_LIMIT).
+    team = max(1, min(threads, n))
+    assert set(tid[:n].tolist()) <= set(range(1, team + 1))
+    chunk = max(1, n // (TEAM_CHUNKS_PER_THREAD * team) if team > 1 else n)
+    for begin in range(0, n, chunk):
+        assert len(set(tid[begin : min(begin + chunk, n)].tolist())) == 1
+
+
+@pytest.mark.parametrize("x86", [True, False])
+def test_team_runtime_is_valid_ir_for_every_target(x86: bool):
+    # The host runs one variant; the other (a plain poll count instead of
+    # `pause` and the time-stamp counter) must still be well-formed.
+    module = binding.parse_assembly(team_openmp_ir(x86))
+    module.verify()
+    text = str(module)
+    assert ("llvm.x86.sse2.pause" in text) == x86
+    assert ("llvm.readcyclecounter" in text) == x86
 
 
 def test_set_num_threads(parallel_module: CpuModule):
