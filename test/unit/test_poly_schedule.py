@@ -194,6 +194,33 @@ def test_auto_tiling_cuts_a_short_batch_member_per_thread(
     assert f"floor((a)/{tile})" in tree
 
 
+BATCH_MATMUL = """
+def bmm(float(B, N, M) X, float(B, M, K) Y) -> (Z) {
+    Z(b, n, k) +=! X(b, n, r_m) * Y(b, r_m, k)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("batches", "threads", "tile"),
+    [(500, 2, 1), (500, 3, 1), (16, 2, 1), (15, 2, 8), (4, 2, 2), (None, 2, 1)],
+)
+def test_auto_tiling_gives_a_batch_member_without_reuse_one_batch_per_tile(
+    batches: int | None, threads: int, tile: int
+) -> None:
+    # Every operand varies along b: with >= 8 batches per thread (or an
+    # unknown number) each is its own tile; fewer keep one tile per thread.
+    sizes = {"N": 26, "M": 72, "K": 26} | ({"B": batches} if batches else {})
+    module = lower(parse_tc(BATCH_MATMUL), "affine", sizes)
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(threads=threads))
+    assert tree is not None
+    if tile == 1:
+        assert "floor((b)/" not in tree
+        assert "-> [(b)] }]" in tree.split("child:")[2]  # the outermost band
+    else:
+        assert f"floor((b)/{tile})" in tree
+
+
 def test_auto_tiling_keeps_short_rows_in_one_tile_with_two_coincident_members() -> None:
     # The same rule does not cut rows: matmul's 128 rows stay one tile.
     module = lower(parse_tc(MATMUL), "affine", {"M": 128, "K": 1024, "N": 1024})
