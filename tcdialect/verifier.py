@@ -12,6 +12,11 @@ verifier leaves out:
   op (outermost first, in program order) whose own verifier, without its
   nested ops, fails, printed like any other verifier error (the module, the
   op underlined).
+- **Comparison predicates in range.** `arith.cmpi`, `arith.cmpf`,
+  `llvm.icmp` and `llvm.fcmp` hold their predicate as an integer that xDSL
+  does not check: one past the last (`<{predicate = 99 : i64}>` in the
+  generic form) crashed the printer, and a negative one printed as another
+  predicate (`-1` as the last).
 - **Dominance** (MLIR's rule for SSA regions): every operand of an op is
   defined by an op or block argument that dominates the use. A block
   argument of block `B` dominates the ops of `B` and of the blocks `B`
@@ -38,7 +43,8 @@ the definition, so it costs O(uses x nesting depth).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
@@ -54,7 +60,32 @@ def verify(op: Operation) -> None:
         raise
     except Exception as err:
         _locate(op, err)
+    _check_predicates(op)
     _Dominance().check(op)
+
+
+#: How many predicates each comparison op has (numbered from 0).
+_PREDICATES: dict[type[Operation], int] = {
+    arith.CmpiOp: len(arith.CMPI_COMPARISON_OPERATIONS),
+    arith.CmpfOp: len(arith.CMPF_COMPARISON_OPERATIONS),
+    llvm.ICmpOp: len(llvm.ALL_ICMP_FLAGS),
+    llvm.FCmpOp: len(llvm.ALL_FCMP_FLAGS),
+}
+
+
+def _check_predicates(top: Operation) -> None:
+    for op in top.walk():
+        count = _PREDICATES.get(type(op))
+        if count is None:
+            continue
+        predicate = op.properties.get("predicate")
+        if isinstance(predicate, IntegerAttr):
+            value = predicate.value.data
+            if not 0 <= value < count:
+                message = f"predicate {value} is not one of 0..{count - 1}"
+                op.emit_error(
+                    f"Operation does not verify: {message}", VerifyException(message)
+                )
 
 
 def _locate(top: Operation, err: Exception) -> None:
