@@ -4,8 +4,9 @@ The `affine`-stage function of a definition fixes the calling convention
 (docs/pipeline.md): inputs, outputs, the optional error flag, then the unbound
 sizes. In the `llvm` stage every memref argument is a pointer followed by one
 `i64` per dynamic dimension, and every size is an `i64`. `ArgSpec` describes
-one argument; `CpuLauncher` turns NumPy arrays and sizes into that argument
-list and calls the function. ctypes releases the GIL for the call, so the
+one argument; `CpuLauncher.fixed` resolves everything that shapes and sizes
+fix into a `FixedCall`, which then takes only the arrays' data pointers
+(`CpuLauncher(...)(inputs, outputs, sizes)` does both). ctypes releases the GIL for the call, so the
 kernel's worker threads and other Python threads run meanwhile.
 """
 
