@@ -175,7 +175,9 @@ class _Bound:
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """The strides NumPy gives a C-contiguous array of `shape`."""
+    """The strides NumPy gives a new C-contiguous array of `shape` with at
+    least one element (an empty array's strides are 0 in NumPy 2: such calls
+    take the general path)."""
     strides: list[int] = []
     step = itemsize
     for extent in reversed(shape):
@@ -206,6 +208,13 @@ class _Plan:
     out_dtypes: tuple[np.dtype[Any], ...]
     out_strides: tuple[tuple[int, ...], ...]
     out_nbytes: tuple[int, ...]
+
+
+def _returned(out: Any, outputs: list[Array]) -> Array | tuple[Array, ...]:
+    """What a call returns: `out` as given, else the output or a tuple of them."""
+    if out is not None:
+        return out if isinstance(out, tuple | list) else outputs[0]
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 class Kernel:
@@ -482,9 +491,7 @@ class Kernel:
         if out is None:
             pointers += [data_pointer(o) for o in outputs]
         plan.call.run(pointers)
-        if out is not None:
-            return out if isinstance(out, tuple | list) else outputs[0]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return _returned(out, outputs)
 
     def _call(self, inputs: Sequence[Any], out: Any) -> Array | tuple[Array, ...]:
         """The general call: every check, precise errors, then the plan for the key."""
@@ -498,9 +505,7 @@ class Kernel:
             plan = self._plan(compiled, arrays, bound)
             self._plans[key] = plan
         plan.call.run([data_pointer(a) for a in (*arrays, *outputs)])
-        if out is not None:
-            return out if isinstance(out, tuple | list) else outputs[0]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return _returned(out, outputs)
 
     def _plan(
         self, compiled: CompiledKernel, arrays: Sequence[Array], bound: _Bound
