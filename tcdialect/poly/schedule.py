@@ -716,8 +716,8 @@ def auto_tile(
     one value: a tile of it keeps nothing in cache for the next, and the
     parallel loop then gives the runtime's threads many small chunks to
     share instead of one tile each, so a thread that starts late takes fewer
-    (the runtime deals chunks out as threads ask: `__tc_parallel_team`). 2 threads,
-    caches flushed, 30-60 rounds, against one tile per thread: tbmm
+    (the runtime deals chunks out as threads ask: `__tc_parallel_team`).
+    2 threads, caches flushed, 30-60 rounds, against one tile per thread: tbmm
     500 x 26 x 72 x 26 0.88-0.95x the time, bmm 32 x 128³ 0.95-0.99x, maxpool
     (16 batches) 0.98-1.00x; tensordot's 4 batches ran 1.08x, hence the
     minimum.
@@ -800,7 +800,7 @@ WINDOW_EXTENT = 4
 TILE_PARALLEL = 192
 TILE_REDUCTION = 256
 #: The fewest values per thread of an outermost member without reuse for
-#: `auto_tile` to leave it untiled.
+#: `auto_tile` to give it tiles of one value.
 BATCH_CHUNKS = 8
 #: The largest row tile `auto_tile` aims for when it splits the parallel
 #: member evenly (an `A` tile of 512 x 256 floats fills half of a 1 MiB L2).
