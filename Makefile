@@ -22,6 +22,7 @@ test: lint unit filecheck
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/basedpyright
 
 unit: venv
 	$(BIN)/pytest -n 2 test/unit test/e2e

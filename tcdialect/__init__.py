@@ -10,9 +10,13 @@ The public surface:
 * `reference.run(module, entry, inputs)`: the NumPy reference interpreter.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcdialect.diagnostics import Diagnostic, TCError
+
+if TYPE_CHECKING:  # what `__getattr__` gives, for type checkers
+    from tcdialect.frontend import parse_tc
+    from tcdialect.kernel import CpuOptions, Kernel, clear_cache, define
 
 __version__ = "0.1.0"
 

@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -211,9 +211,15 @@ class _Plan:
 
 
 def _returned(out: Any, outputs: list[Array]) -> Array | tuple[Array, ...]:
-    """What a call returns: `out` as given, else the output or a tuple of them."""
+    """What a call returns: `out` as given (the same tuple or list object, as
+    NumPy's ufuncs return their `out`), else the output or a tuple of them."""
     if out is not None:
-        return out if isinstance(out, tuple | list) else outputs[0]
+        # a list `out` comes back as that list: the annotation says tuple
+        return (
+            cast(tuple[Array, ...], out)
+            if isinstance(out, tuple | list)
+            else outputs[0]
+        )
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

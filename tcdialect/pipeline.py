@@ -68,7 +68,7 @@ def stage_passes(
     For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
     For ``scheduled`` it is `collapse-dims` (unless `schedule` gives tile
     sizes, which name the members of the definition's own bands) and
-    `affine-isl-schedule` with `schedule`'s options (the defaults when None;
+    `affine-isl-schedule` with `schedule`'s options (the defaults when None or True;
     `False` skips both: the loops keep the order `convert-tc-to-affine` gave
     them). ``loops`` starts with
     `contract-temporaries`, `register-tile` (vector width from the host;
@@ -93,10 +93,12 @@ def stage_passes(
 
         if schedule is False:
             return []
-        if schedule is None:
+        if schedule is None or schedule is True:
             return [CollapseDimsPass(), AffineIslSchedulePass()]
         # explicit tile sizes name the members of the definition's own bands
-        collapse = [CollapseDimsPass()] if schedule.tile is None else []
+        collapse: list[ModulePass] = (
+            [CollapseDimsPass()] if schedule.tile is None else []
+        )
         return [*collapse, AffineIslSchedulePass.from_options(schedule)]
     if stage == "loops":
         from xdsl.transforms.dead_code_elimination import DeadCodeElimination

@@ -460,7 +460,7 @@ def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
         llvm_ir = str(llvm_mod)
         original = {new: old for old, new in renamed.items()}
         functions = frozenset(
-            original.get(f.name, f.name)
+            original.get(str(f.name), str(f.name))
             for f in llvm_mod.functions
             if not f.is_declaration
         )

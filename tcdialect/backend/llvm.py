@@ -13,8 +13,7 @@ and the converters that are missing or wrong for our pipeline are replaced:
 - indirect `llvm.call` (no callee: the first operand is the function pointer);
 - fast-math flags on `llvm.intr.fma` and `llvm.call_intrinsic`; `llvm.fcmp`
   with `_false` / `_true`; `i1` constants; `llvm.intr.stacksave` /
-  `stackrestore`; the casts `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, which
-  xDSL's dialect lacks, by op name (for a dialect extension that adds them);
+  `stackrestore`;
 - `nontemporal` on `llvm.store` (the `!nontemporal !{i32 1}` metadata);
 - functions: non-external linkage of definitions (`internal`, `private`, ...),
   calling convention, `no_inline` / `no_unwind`, argument attributes, and the
@@ -32,7 +31,7 @@ that cannot be translated raises `TCError` naming the op.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert_op import convert_op, create_constant
@@ -48,6 +47,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from tcdialect.diagnostics import TCError
+
+# The llvmlite stubs that come with xDSL leave out attributes llvmlite has
+# (`Value.type`, `align`, `initializer`, ...) and type `call(tail=)` as a bool
+# where llvmlite takes the kind; the `pyright: ignore` comments are for those.
 
 KERNEL_ATTRS = ("gpu.kernel", "nvvm.kernel")
 """Unit attributes of an `llvm.func` that make it a PTX kernel (`ptx_kernel`)."""
@@ -70,11 +73,6 @@ _ARG_INTS = {
     "llvm.align": "align",
     "llvm.dereferenceable": "dereferenceable",
     "llvm.dereferenceable_or_null": "dereferenceable_or_null",
-}
-_EXTRA_CASTS = {
-    "llvm.fptosi": "fptosi",
-    "llvm.fptoui": "fptoui",
-    "llvm.uitofp": "uitofp",
 }
 _ELEMENTWISE_INTRINSICS = frozenset(
     f"llvm.intr.{name}"
@@ -155,14 +153,14 @@ def _declare_global(op: llvm.GlobalOp, llvm_module: ir.Module) -> None:
     linkage = op.linkage.linkage.data
     gvar.global_constant = op.constant is not None
     if op.alignment is not None:
-        gvar.align = op.alignment.value.data
+        gvar.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
     if isinstance(op.value, StringAttr):
         raw = op.value.data.encode("utf-8")
-        gvar.initializer = ir.Constant(
+        gvar.initializer = ir.Constant(  # pyright: ignore[reportAttributeAccessIssue]
             ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw)
         )
     elif op.value is not None:
-        gvar.initializer = _constant(op.global_type, op.value)
+        gvar.initializer = _constant(op.global_type, op.value)  # pyright: ignore[reportAttributeAccessIssue]
     # `external` with an initializer is a definition with default linkage.
     gvar.linkage = "" if linkage == "external" and op.value is not None else linkage
 
@@ -212,7 +210,7 @@ def _value_name(hint: str) -> str:
     return hint[:_MAX_NAME]
 
 
-def _add_arg_attrs(arg: ir.Argument, attrs: dict[str, Attribute]) -> None:
+def _add_arg_attrs(arg: ir.Argument, attrs: Mapping[str, Attribute]) -> None:
     for name, value in attrs.items():
         if name in _ARG_FLAGS:
             arg.add_attribute(_ARG_FLAGS[name])
@@ -310,12 +308,6 @@ def _convert_op(
             _call_intrinsic(
                 builder, "llvm.stackrestore.p0", [val_map[op.ptr]], ir.VoidType(), []
             )
-        case _ if op.name in _EXTRA_CASTS:
-            val_map[op.results[0]] = builder.cast(
-                _EXTRA_CASTS[op.name],
-                val_map[op.operands[0]],
-                convert_type(op.results[0].type),
-            )
         case _:
             convert_op(op, builder, val_map, block_map)
 
@@ -326,7 +318,7 @@ def _convert_shuffle(
     """A mask lane of -1 is undefined in LLVM; llvmlite refuses it, so it
     takes lane 0 (one of the values an undefined lane may have)."""
     v1 = val_map[op.v1]
-    lanes = 2 * v1.type.count
+    lanes = 2 * v1.type.count  # pyright: ignore[reportAttributeAccessIssue]
     mask = [int(m) for m in op.mask.get_values()]
     if any(not -1 <= m < lanes for m in mask):
         raise TCError(
@@ -364,7 +356,7 @@ def _convert_gep(op: llvm.GEPOp, builder: ir.IRBuilder, val_map: ValueMap) -> No
 def _convert_store(op: llvm.StoreOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
     store = builder.store(val_map[op.value], val_map[op.ptr])
     if op.alignment is not None:
-        store.align = op.alignment.value.data
+        store.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
     if op.nontemporal is not None:
         one = ir.Constant(ir.IntType(32), 1)
         store.set_metadata("nontemporal", builder.module.add_metadata([one]))
@@ -380,7 +372,7 @@ def _convert_alloca(
     alloca = builder.alloca(convert_type(op.elem_type), size=size)
     alloca.type = convert_type(op.res.type)
     if op.alignment is not None:
-        alloca.align = op.alignment.value.data
+        alloca.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
     val_map[op.res] = alloca
 
 
@@ -404,11 +396,11 @@ class _IndirectCallee:
 
     def __init__(self, pointer: ir.Value, function_type: ir.FunctionType):
         self.pointer = pointer
-        self.type = pointer.type
+        self.type = pointer.type  # pyright: ignore[reportAttributeAccessIssue]
         self.function_type = function_type
 
     def get_reference(self) -> str:
-        return self.pointer.get_reference()
+        return self.pointer.get_reference()  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _convert_call(op: llvm.CallOp, builder: ir.IRBuilder, val_map: ValueMap) -> None:
@@ -425,7 +417,7 @@ def _convert_call(op: llvm.CallOp, builder: ir.IRBuilder, val_map: ValueMap) -> 
             ftype = convert_type(op.var_callee_type)
             assert isinstance(ftype, ir.FunctionType)
         else:
-            ftype = ir.FunctionType(result_type, [a.type for a in args[1:]])
+            ftype = ir.FunctionType(result_type, [a.type for a in args[1:]])  # pyright: ignore[reportAttributeAccessIssue]
         callee = _IndirectCallee(args[0], ftype)
         args = args[1:]
     fastmath = _fastmath(op.fastmathFlags) if _is_float(result_type) else []
@@ -434,7 +426,7 @@ def _convert_call(op: llvm.CallOp, builder: ir.IRBuilder, val_map: ValueMap) -> 
         callee,  # pyright: ignore[reportArgumentType]
         args,
         cconv=op.CConv.cconv_name,
-        tail=tail if tail != "none" else None,
+        tail=tail if tail != "none" else None,  # pyright: ignore[reportArgumentType]
         fastmath=fastmath,
     )
     if op.returned is not None:
@@ -470,7 +462,7 @@ def _call_intrinsic(
     if name in module.globals:
         func = module.globals[name]
     else:
-        ftype = ir.FunctionType(result_type, [a.type for a in args])
+        ftype = ir.FunctionType(result_type, [a.type for a in args])  # pyright: ignore[reportAttributeAccessIssue]
         func = ir.Function(module, ftype, name=name)
     return builder.call(func, list(args), fastmath=tuple(fastmath))
 
@@ -509,4 +501,4 @@ def _is_float(t: ir.Type) -> bool:
 def _suffix(t: ir.Type) -> str:
     if isinstance(t, ir.VectorType):
         return f"v{t.count}{t.element.intrinsic_name}"
-    return t.intrinsic_name
+    return t.intrinsic_name  # pyright: ignore[reportAttributeAccessIssue]

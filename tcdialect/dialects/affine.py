@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
+from typing import cast
 
 from xdsl.dialects import affine as xaffine
 from xdsl.dialects.builtin import (
@@ -33,12 +34,12 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
+    MemRefType,
     TensorType,
     VectorType,
     i32,
     i64,
 )
-from xdsl.dialects.memref import MemRefType
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -150,10 +151,13 @@ class _SSAIdsMapParser:
 
 def parse_affine_map_of_ssa_ids(
     parser: Parser,
-) -> tuple[AffineMap, list[SSAValue]]:
+) -> tuple[AffineMap, list[SSAValue[IndexType]]]:
     """Parse `[expr, ...]` (MLIR syntax: `%d` a dim, `symbol(%s)` a symbol)."""
     affine_map, operands = _SSAIdsMapParser(parser).parse()
-    return affine_map, [parser.resolve_operand(o, IndexType()) for o in operands]
+    return affine_map, [
+        cast(SSAValue[IndexType], parser.resolve_operand(o, IndexType()))
+        for o in operands
+    ]
 
 
 def _print_expr(
@@ -199,7 +203,7 @@ def print_affine_map_of_ssa_ids(
 
 def _parse_access(
     parser: Parser,
-) -> tuple[SSAValue, AffineMap, list[SSAValue], MemRefType]:
+) -> tuple[SSAValue[MemRefType], AffineMap, list[SSAValue[IndexType]], MemRefType]:
     """Parse `%memref[<affine-map-of-ssa-ids>] : <memref type>`."""
     unresolved = parser.parse_unresolved_operand()
     affine_map, indices = parse_affine_map_of_ssa_ids(parser)
@@ -209,7 +213,7 @@ def _parse_access(
     if not isa(memref_type, MemRefType):
         parser.raise_error("expected a memref type", pos)
     return (
-        parser.resolve_operand(unresolved, memref_type),
+        cast(SSAValue[MemRefType], parser.resolve_operand(unresolved, memref_type)),
         affine_map,
         indices,
         memref_type,

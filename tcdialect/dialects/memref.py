@@ -17,6 +17,8 @@ long it should stay in cache (3: keep in L1), `isDataCache` whether it is data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import memref as xmemref
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -54,7 +56,7 @@ class PrefetchOp(IRDLOperation):
     def __init__(
         self,
         memref: SSAValue,
-        indices: list[SSAValue],
+        indices: Sequence[SSAValue],
         *,
         write: bool = False,
         locality: int = 3,

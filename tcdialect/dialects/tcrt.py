@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import FlatSymbolRefAttrConstr, IndexType, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Dialect, SSAValue
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import VerifyException
 
 
 class _ParallelForCallee(SymbolUserOpInterface):
-    def verify(self, op: IRDLOperation) -> None:
+    def verify(self, op: Operation) -> None:
         assert isinstance(op, ParallelForOp)
         callee = SymbolTable.lookup_symbol(op, op.callee)
         if not isinstance(callee, FuncOp):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    AnyFloat,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -168,13 +169,16 @@ class _BodyGen:
                 return self.op(arith.ExtFOp(v, dt))
             return self.op(arith.TruncFOp(v, dt))
         if is_float(src):
+            assert isinstance(dt, IntegerType)
             cls = arith.FPToUIOp if is_unsigned(dst) else arith.FPToSIOp
             return self.op(cls(v, dt))
         if is_float(dst):
+            assert isinstance(dt, AnyFloat)
             cls = arith.UIToFPOp if is_unsigned(src) else arith.SIToFPOp
             return self.op(cls(v, dt))
         if width(dst) == width(src):
             return v
+        assert isinstance(dt, IntegerType)
         if width(dst) < width(src):
             return self.op(arith.TruncIOp(v, dt))
         cls = arith.ExtUIOp if is_unsigned(src) else arith.ExtSIOp

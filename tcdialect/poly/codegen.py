@@ -53,6 +53,8 @@ from tcdialect.poly.schedule import PARALLEL_MARK
 from tcdialect.poly.scop import Scop, Statement
 
 _T = isl.ast_expr_op_type
+# islpy's stubs leave out the members named after Python keywords (`and_`,
+# `for_`, `if_`); the `pyright: ignore` comments below are for those.
 
 
 def _err(msg: str) -> TCError:
@@ -116,7 +118,7 @@ class _Env:
     def upper(self, cond: isl.AstExpr, it: str) -> list[AffineExpr]:
         """Exclusive upper bounds of iterator `it` from a loop condition."""
         op = cond.op_get_type()
-        if op in (_T.and_, _T.and_then):
+        if op in (_T.and_, _T.and_then):  # pyright: ignore[reportAttributeAccessIssue]
             return self.upper(cond.op_get_arg(0), it) + self.upper(
                 cond.op_get_arg(1), it
             )
@@ -132,7 +134,7 @@ class _Env:
 
     def constraints(self, cond: isl.AstExpr) -> list[AffineConstraintExpr]:
         op = cond.op_get_type()
-        if op in (_T.and_, _T.and_then):
+        if op in (_T.and_, _T.and_then):  # pyright: ignore[reportAttributeAccessIssue]
             return self.constraints(cond.op_get_arg(0)) + self.constraints(
                 cond.op_get_arg(1)
             )
@@ -216,7 +218,7 @@ class _Generator:
         assert body is not None
         self.block = body
         index_args = [a for a in body.args if isinstance(a.type, IndexType)]
-        self.params = dict(zip(scop.params, index_args))
+        self.params: dict[str, SSAValue] = dict(zip(scop.params, index_args))
         self.stmt_ops: set[Operation] = set()
         for s in scop.statements.values():
             for top in s.ops:
@@ -258,9 +260,9 @@ class _Generator:
             if par is not None and name.startswith(PARALLEL_MARK + "@"):
                 par = par | {"c" + name.split("@", 1)[1]}
             self.node(n.mark_get_node(), b, env, par)
-        elif t == isl.ast_node_type.for_:
+        elif t == isl.ast_node_type.for_:  # pyright: ignore[reportAttributeAccessIssue]
             self.loop(n, b, env, parallel)
-        elif t == isl.ast_node_type.if_:
+        elif t == isl.ast_node_type.if_:  # pyright: ignore[reportAttributeAccessIssue]
             self.cond(n, b, env, parallel)
         elif t == isl.ast_node_type.user:
             self.user(n.user_get_expr(), b, env)

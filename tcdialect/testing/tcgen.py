@@ -1902,7 +1902,9 @@ def cpu_options(options: Mapping[str, object]) -> Any:
             f"{unknown} are not tcdialect.CpuOptions fields (it has {sorted(fields)})"
         )
     # JSON gives lists; CpuOptions is hashable (a cache key): tuples.
-    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    kwargs: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in options.items()
+    }
     return tcdialect.CpuOptions(**kwargs)
 
 

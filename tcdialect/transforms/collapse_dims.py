@@ -413,11 +413,14 @@ def _retype(fn: func.FuncOp, m: SSAValue, new_type: MemRefType) -> SSAValue:
         )
         return new
     assert isinstance(owner, memref.AllocOp | memref.AllocaOp)
-    alloc: memref.AllocOp | memref.AllocaOp
-    if isinstance(owner, memref.AllocOp):
-        alloc = memref.AllocOp(list(owner.dynamic_sizes), [], new_type)
-    else:
-        alloc = memref.AllocaOp(list(owner.dynamic_sizes), [], new_type)
+    alloc = type(owner).get(
+        new_type.get_element_type(),
+        owner.alignment,
+        new_type.get_shape(),
+        list(owner.dynamic_sizes),
+        new_type.layout,
+        new_type.memory_space,
+    )
     alloc.memref.name_hint = m.name_hint
     Rewriter.insert_op(alloc, InsertPoint.before(owner))
     m.replace_all_uses_with(alloc.memref)

@@ -101,6 +101,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, memref, vector
@@ -128,6 +129,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
 from tcdialect.diagnostics import TCError
@@ -144,7 +146,7 @@ _PTR = llvm.LLVMPointerType()
 # Tables
 # --------------------------------------------------------------------------
 
-_INT_BINARY: dict[str, type[Operation]] = {
+_INT_BINARY: dict[str, Callable[..., Operation]] = {
     "arith.addi": llvm.AddOp,
     "arith.subi": llvm.SubOp,
     "arith.muli": llvm.MulOp,
@@ -195,7 +197,7 @@ _CMPF_PREDICATES = (
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
 
-_INT_CASTS: dict[str, type[Operation]] = {
+_INT_CASTS: dict[str, Callable[..., Operation]] = {
     "arith.extsi": llvm.SExtOp,
     "arith.extui": llvm.ZExtOp,
     "arith.trunci": llvm.TruncOp,
@@ -206,7 +208,7 @@ _INT_CASTS: dict[str, type[Operation]] = {
 }
 
 # math ops with a typed llvm.intr.* op in xDSL taking (arg).
-_MATH_TYPED_UNARY: dict[str, type[Operation]] = {
+_MATH_TYPED_UNARY: dict[str, Callable[..., Operation]] = {
     "math.exp": llvm.FExpOp,
     "math.exp2": llvm.FExp2Op,
     "math.log": llvm.FLogOp,
@@ -218,7 +220,7 @@ _MATH_TYPED_UNARY: dict[str, type[Operation]] = {
     "math.ceil": llvm.FCeilOp,
 }
 
-_MATH_TYPED_BINARY: dict[str, type[Operation]] = {
+_MATH_TYPED_BINARY: dict[str, Callable[..., Operation]] = {
     "math.powf": llvm.FPowOp,
     "math.copysign": llvm.FCopySignOp,
     "arith.maxnumf": llvm.VectorFMaxOp,
@@ -266,7 +268,7 @@ _FLOAT_REDUCTIONS: dict[str, tuple[str, str]] = {
 
 # vector.reduction kinds on integers: (llvm.vector.reduce.<x>, combine op or
 # scalar intrinsic name)
-_INT_REDUCTIONS: dict[str, tuple[str, str | type[Operation]]] = {
+_INT_REDUCTIONS: dict[str, tuple[str, str | Callable[..., Operation]]] = {
     "add": ("add", llvm.AddOp),
     "mul": ("mul", llvm.MulOp),
     "and": ("and", llvm.AndOp),
@@ -309,8 +311,7 @@ def _check_memref(t: MemRefType[Attribute], where: Operation) -> None:
     layout = t.layout
     if not isinstance(layout, NoneAttr) and not (
         isinstance(layout, AffineMapAttr)
-        and layout.data.is_identity()
-        and layout.data.num_dims == t.get_num_dims()
+        and layout.data == AffineMap.identity(t.get_num_dims())
     ):
         raise _err(where, f"unsupported memref layout {t}")
     if not isinstance(t.memory_space, NoneAttr):
@@ -345,7 +346,7 @@ def _lowered_types(t: Attribute, where: Operation) -> list[Attribute]:
     if isinstance(t, MemRefType):
         _check_memref(t, where)
         dyn = sum(1 for d in t.get_shape() if d < 0)
-        return [_PTR] + [i64] * dyn
+        return [_PTR, *[i64] * dyn]
     return [_scalar_type(t, where)]
 
 
@@ -601,6 +602,7 @@ class _FunctionLowering:
         elif isinstance(t, AnyFloat):
             attr = FloatAttr(float(value), t)
         else:
+            assert isinstance(t, IntegerType)
             attr = IntegerAttr(_wrap_int(int(value), _int_width(t)), t)
         key = (attr, t)
         if (found := self.constants.get(key)) is not None:
@@ -767,7 +769,8 @@ class _FunctionLowering:
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, VectorType):
             if value.get_shape() != t.get_shape():
                 raise _err(op, f"unsupported constant {value}")
-            values = list(value.get_values())
+            # ints or floats: the lowered types have no complex elements
+            values: list[Any] = list(value.get_values())
             if len(set(values)) == 1:
                 self.set(op.result, self.const(values[0], t))
             else:
@@ -780,7 +783,7 @@ class _FunctionLowering:
         else:
             raise _err(op, f"unsupported constant {value}")
 
-    def lower_simple_cast(self, op: Operation, cls: type[Operation]) -> None:
+    def lower_simple_cast(self, op: Operation, cls: Callable[..., Operation]) -> None:
         src = self.get(op.operands[0], op)
         t = _scalar_type(op.results[0].type, op)
         if src.type == t:

@@ -277,7 +277,10 @@ class _Emitter:
         return self.f(a) if isinstance(a, float | int) else a
 
     def _iv(self, a: Num) -> SSAValue:
-        return self.i(a) if isinstance(a, int) else a
+        if isinstance(a, int):
+            return self.i(a)
+        assert not isinstance(a, float), "an integer operand given as a float"
+        return a
 
     # float arithmetic -------------------------------------------------------
     def add(self, a: Num, b: Num) -> SSAValue:

@@ -210,8 +210,8 @@ def _outline(op: scf.ParallelOp, name: str) -> func.FuncOp:
         mapping[old] = new
     index_constants: dict[int, SSAValue] = {}
     for c in constants:
+        assert isinstance(c.owner, Operation)
         clone = c.owner.clone()
-        assert isinstance(clone, Operation)
         entry.add_op(clone)
         mapping[c] = clone.results[0]
         value = _constant_value(c)

@@ -264,6 +264,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -733,7 +734,11 @@ def _band(stmt_loop: Operation) -> tuple[Operation, list[_Dim]] | None:
     while True:
         parent_block = outer.parent_block()
         parent = parent_block.parent_op() if parent_block else None
-        if parent is None or not isinstance(parent, xaffine.ForOp | xaffine.ParallelOp):
+        if (
+            parent_block is None
+            or parent is None
+            or not isinstance(parent, xaffine.ForOp | xaffine.ParallelOp)
+        ):
             break
         if (
             parent.body.block is not parent_block
@@ -846,7 +851,7 @@ def _plan(
             if any(a.unit_last(iv) for a in accesses)
             and all(a.unit_last(iv) is not False for a in accesses)
             # a reduction shorter than a vector would run only its remainder
-            and (extent[iv] is None or extent[iv] >= lanes)
+            and ((e := extent[iv]) is None or e >= lanes)
         ]
         if not r_candidates:
             return None
@@ -1537,7 +1542,8 @@ class _Emitter:
             attr = DenseIntOrFPElementsAttr.from_list(t, [value] * n)
             return self.val(arith.ConstantOp(attr, t))
         if isinstance(t, AnyFloat):
-            return self.val(arith.ConstantOp.from_float_and_width(float(value), t))
+            return self.val(arith.ConstantOp(FloatAttr(float(value), t), t))
+        assert isinstance(t, IntegerType | IndexType)
         return self.val(arith.ConstantOp(IntegerAttr(int(value), t), t))
 
 
@@ -1950,9 +1956,9 @@ class _Rewriter:
             count = em.min(width, em.sym(lambda s0, s1: s1 - s0, v0, ub))
             # register transposes in the main strip only: each is ~130 ops
             # (VL = 16), and the strips left over cover few columns
-            cols = next(st for st in self.strips if st.iv == plan.vec_iv)
+            main = next(st for st in self.strips if st.iv == plan.vec_iv)
             full = 0
-            if var is cols.variants[0]:
+            if var is main.variants[0]:
                 full = var.count - 1 if var.masked else var.count
             self._gather(em, op, buffers[op], v0, count, full, prefix)
         if not copies:

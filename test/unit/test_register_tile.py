@@ -172,6 +172,24 @@ def test_row_and_panel_packing_are_chosen_for_strided_operands() -> None:
     assert "memref.alloc" not in str(module)  # 256-byte rows: no conflicts
 
 
+def test_gathered_and_copied_panels_in_one_band() -> None:
+    # A(r_k, n) is copied into its panel, B(n, r_k) gathered into another; the
+    # gather loop once rebound the copy loop's list of column offsets
+    # (internal error: '_Strip' object is not subscriptable).
+    src = (
+        "def f(float(M, K) X, float(K, N) A, float(N, K) B) -> (O) "
+        "{ O(m, n) +=! X(m, r_k) * A(r_k, n) * B(n, r_k) }"
+    )
+    rng = np.random.default_rng(3)
+    for m, k, n in [(64, 32, 256), (19, 7, 45)]:
+        run_tiled(
+            src,
+            [rand(rng, m, k), rand(rng, k, n), rand(rng, n, k)],
+            vector_width=16,
+            pack="always",
+        )
+
+
 @pytest.mark.parametrize("specialize", [True, False], ids=["static", "symbolic"])
 @pytest.mark.parametrize("shape", [(2, 3, 5, 11, 3, 3), (1, 4, 8, 19, 1, 2)])
 def test_conv2d(shape: tuple[int, ...], specialize: bool) -> None:

@@ -80,6 +80,33 @@ func.func @chain(%X: memref<2x3x4x5xf32>, %Y: memref<2x3x4x5xf32>) {
 // CHECK-NEXT:      affine.store %y, %Y[%n_c_h_w_1] : memref<120xf32>
 // CHECK:         memref.dealloc %t : memref<120xf32>
 
+// A stack temporary (memref.alloca) is retyped the same way.
+func.func @stack(%X: memref<4x8xf32>, %Y: memref<4x8xf32>) {
+  %t = memref.alloca() : memref<4x8xf32>
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %x = affine.load %X[%i, %j] : memref<4x8xf32>
+      affine.store %x, %t[%i, %j] : memref<4x8xf32>
+    }
+  }
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %y = affine.load %t[%i, %j] : memref<4x8xf32>
+      affine.store %y, %Y[%i, %j] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @stack(%X: memref<32xf32>, %Y: memref<32xf32>)
+// CHECK-NEXT:    %t = memref.alloca() : memref<32xf32>
+// CHECK-NEXT:    affine.for %i_j = 0 to 32 {
+// CHECK-NEXT:      %x = affine.load %X[%i_j] : memref<32xf32>
+// CHECK-NEXT:      affine.store %x, %t[%i_j] : memref<32xf32>
+// CHECK:         affine.for %i_j_1 = 0 to 32 {
+// CHECK-NEXT:      %y = affine.load %t[%i_j_1] : memref<32xf32>
+// CHECK-NEXT:      affine.store %y, %Y[%i_j_1] : memref<32xf32>
+
 // The dimensions of an affine.parallel have no order: j (the major
 // subscript) and i merge although i comes first.
 func.func @parallel_order(%X: memref<8x4xf32>, %Y: memref<8x4xf32>) {

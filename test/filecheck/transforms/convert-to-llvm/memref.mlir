@@ -92,3 +92,19 @@ func.func @prefetch(%A: memref<8x?xf32>, %i: index, %j: index) {
 // CHECK-NEXT:   %8 = llvm.getelementptr %A[%7] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.prefetch.p0"(%8, %5, %5, %3) : (!llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NEXT:   llvm.return
+
+// -----
+
+// The identity layout map is the default row-major layout.
+func.func @identity_layout(%A: memref<4x?xf32, affine_map<(d0, d1) -> (d0, d1)>>, %i: index) {
+  %v = memref.load %A[%i, %i] : memref<4x?xf32, affine_map<(d0, d1) -> (d0, d1)>>
+  func.return
+}
+
+// CHECK:      llvm.func @identity_layout(%A: !llvm.ptr, %A_d1: i64, %i: i64) {
+// CHECK-NEXT:   %0 = llvm.mul %i, %A_d1 overflow<nsw> : i64
+// CHECK-NEXT:   %1 = llvm.add %0, %i overflow<nsw> : i64
+// CHECK-NEXT:   %2 = llvm.getelementptr inbounds %A[%1] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %v = llvm.load %2 : !llvm.ptr -> f32
+// CHECK-NEXT:   llvm.return
+// CHECK-NEXT: }
