@@ -120,7 +120,7 @@ def build(
             t0 = time.perf_counter()
             k.compile(*inputs)
             out.cached_s.append(time.perf_counter() - t0)
-        out.kernel = k
+            out.kernel = k
     except Exception as exc:
         out.error = short_error(exc)
     return out

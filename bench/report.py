@@ -180,9 +180,9 @@ def summary_text(rows: list[Row]) -> str:
     parts = []
     for n in IMPLS:
         xs = [
-            r.impls[n].median_s / r.bound_s
+            m / r.bound_s
             for r in rows
-            if r.impls[n].ok and r.bound_s > 0 and r.impls[n].median_s
+            if r.impls[n].ok and r.bound_s > 0 and (m := r.impls[n].median_s)
         ]
         if xs:
             geo = math.exp(sum(math.log(x) for x in xs) / len(xs))
