@@ -6,8 +6,8 @@ ends at a named stage (docs/pipeline.md)::
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──collapse-dims, affine-isl-schedule──▶ scheduled
        ──contract-temporaries, register-tile, fuse-sibling-loops,
-       convert-affine-to-scf, outline-parallel-loops, expand-math-polynomials,
-       dce──▶ loops
+       convert-affine-to-scf, outline-parallel-loops, nontemporal-stores,
+       expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
