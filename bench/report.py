@@ -260,6 +260,8 @@ def markdown(result: RunResult) -> str:
         "order rotated each round; warm-up first; OpenBLAS's idle workers "
         f"sleep at once (`OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}`: "
         "their default spin of ~0.1 s took the cores from the next timed call); "
+        "`OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` unset, so OpenBLAS picks its "
+        "own kernel; "
         + (
             "96 MiB cache flush before each timed call; "
             if result.flush
@@ -270,7 +272,8 @@ def markdown(result: RunResult) -> str:
         f"has spent {result.timing.budget_s:g} s). Every result is checked against a float64 "
         f"NumPy reference (normwise max relative error; > {TOLERANCE:g} = ERR). "
         "Roofline bound = max(flops / peak, compulsory bytes / bandwidth), with "
-        "peak and bandwidth measured in this run; compulsory bytes = inputs read "
+        "peak (the best of the sgemms and a loop of vector FMAs) and bandwidth "
+        "measured in this run; compulsory bytes = inputs read "
         "once + outputs written once; (c) compute-, (m) memory-bound. "
         "`×N` = time / bound. Stream floor (`bench/floor.py`): the faster of "
         "two plain streaming codes (ours, torch) that read every input once and "

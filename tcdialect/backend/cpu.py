@@ -472,6 +472,27 @@ def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
     return CpuModule(llvm_ir, opt_level, engine, functions, renamed, num_threads)
 
 
+def jit_llvm_ir(text: str) -> binding.ExecutionEngine:
+    """An MCJIT engine for hand-written LLVM IR `text`, for the host CPU.
+
+    The text is verified and code-generated as it is: no runtime module and
+    no optimisation pipeline (for probes whose instructions must stay as
+    written, such as `tcdialect.backend.peak`). Invalid IR raises `TCError`.
+    """
+    with _LOCK:
+        tm = _target_machine(3, jit=True)
+        try:
+            module = binding.parse_assembly(text)
+            module.triple = tm.triple
+            module.data_layout = str(tm.target_data)
+            module.verify()
+        except RuntimeError as err:
+            raise TCError(f"invalid LLVM IR: {err}") from None
+        engine = binding.create_mcjit_compiler(module, tm)
+        engine.finalize_object()
+        return engine
+
+
 def llvm_ir_text(module: ModuleOp) -> str:
     """The `llvm-ir` stage: the unoptimised LLVM IR `compile_cpu` starts from.
 
