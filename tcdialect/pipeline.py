@@ -6,8 +6,8 @@ ends at a named stage (docs/pipeline.md)::
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──collapse-dims, affine-isl-schedule──▶ scheduled
        ──contract-temporaries, register-tile, fuse-sibling-loops,
-       convert-affine-to-scf, outline-parallel-loops, nontemporal-stores,
-       expand-math-polynomials, dce──▶ loops
+       convert-affine-to-scf, prefetch-next-slice, outline-parallel-loops,
+       nontemporal-stores, expand-math-polynomials, dce──▶ loops
        ──convert-scf-to-cf, convert-to-llvm──▶ llvm
 
 `tc-opt` and the library run the same steps: the named pipelines
@@ -72,7 +72,9 @@ def stage_passes(
     `False` skips both: the loops keep the order `convert-tc-to-affine` gave
     them). ``loops`` starts with
     `contract-temporaries`, `register-tile` (vector width from the host;
-    left out when `register_tile` is False) and `fuse-sibling-loops`; after
+    left out when `register_tile` is False) and `fuse-sibling-loops`;
+    `prefetch-next-slice` runs on the `scf.parallel` loops before they are
+    outlined; after
     `outline-parallel-loops`, `nontemporal-stores` streams large outputs out
     (vector width from the host), and `expand-math-polynomials`
     scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
@@ -116,6 +118,7 @@ def stage_passes(
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
         )
+        from tcdialect.transforms.prefetch_next_slice import PrefetchNextSlicePass
         from tcdialect.transforms.register_tile import RegisterTilePass
 
         return [
@@ -123,6 +126,7 @@ def stage_passes(
             *([RegisterTilePass()] if register_tile else []),
             FuseSiblingLoopsPass(),
             ConvertAffineToScfPass(),
+            PrefetchNextSlicePass(),
             OutlineParallelLoopsPass(),
             NontemporalStoresPass(),
             ExpandMathPolynomialsPass(native_ldexp=host_native_ldexp()),

@@ -36,6 +36,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return NontemporalStoresPass
 
+    def get_prefetch_next_slice() -> type[ModulePass]:
+        from tcdialect.transforms.prefetch_next_slice import PrefetchNextSlicePass
+
+        return PrefetchNextSlicePass
+
     def get_outline_parallel_loops() -> type[ModulePass]:
         from tcdialect.transforms.outline_parallel_loops import (
             OutlineParallelLoopsPass,
@@ -111,6 +116,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "register-tile": get_register_tile,
         "fuse-sibling-loops": get_fuse_sibling_loops,
         "convert-affine-to-scf": get_convert_affine_to_scf,
+        "prefetch-next-slice": get_prefetch_next_slice,
         "outline-parallel-loops": get_outline_parallel_loops,
         "nontemporal-stores": get_nontemporal_stores,
         "expand-math-polynomials": get_expand_math_polynomials,

@@ -1,0 +1,62 @@
+"""`prefetch-next-slice` in the default pipeline: Kronecker3's 128 KiB slice
+`X(m, ...)` is prefetched for `m + 1` from the mode products that do not read
+`X`, and the kernel still computes what the reference interpreter does."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from test_cpu_catalog import check_outputs  # test/e2e is on pytest's pythonpath
+
+import tcdialect
+from tcdialect import reference
+from tcdialect.frontend import parse_tc
+
+KRONECKER3 = """
+def kronecker3(float(D2, N2) W2, float(D1, N1) W1, float(D0, N0) W0,
+               float(M, N0, N1, N2) X) -> (Y) {
+    XW2(m, n0, n1, d2) +=! X(m, n0, n1, r_n2) * W2(d2, r_n2)
+    XW1(m, n0, d1, d2) +=! XW2(m, n0, r_n1, d2) * W1(d1, r_n1)
+    Y(m, d0, d1, d2) +=! XW1(m, r_n0, d1, d2) * W0(d0, r_n0)
+}
+"""
+
+
+def _inputs(m: int, d: int, n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    shapes = [(d, n), (d, n), (d, n), (m, n, n, n)]
+    return [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+
+
+def _next_slice_prefetches(loops: str) -> list[str]:
+    """The prefetches of X whose first subscript is `%m` plus one."""
+    nxt = set(re.findall(r"(%\w+) = arith\.addi %m, %c1\b", loops))
+    return [
+        line
+        for line in loops.splitlines()
+        if (hit := re.search(r"memref\.prefetch %X\[(%\w+),", line))
+        and hit.group(1) in nxt
+    ]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_kronecker3_prefetches_the_next_slice_and_is_right(threads: int) -> None:
+    # M >= 4 x threads, so that the three mode products share the loop over m
+    inputs = _inputs(m=9, d=16, n=32)  # X(m, ...) is 32^3 floats: 128 KiB
+    k = tcdialect.define(KRONECKER3, options=tcdialect.CpuOptions(threads=threads))
+    prefetches = _next_slice_prefetches(k.ir(*inputs, stage="loops"))
+    # one in each of the two later mode products, which do not read X
+    assert len(prefetches) == 2, prefetches
+    assert all("locality<3>" in p for p in prefetches)
+    want = reference.run(parse_tc(KRONECKER3), None, inputs)
+    check_outputs(k(*inputs), want, red=32 * 3)
+
+
+def test_small_slices_are_left_to_the_hardware() -> None:
+    inputs = _inputs(m=6, d=4, n=8)  # X(m, ...) is 2 KiB, under min-bytes
+    k = tcdialect.define(KRONECKER3)
+    assert _next_slice_prefetches(k.ir(*inputs, stage="loops")) == []
+    want = reference.run(parse_tc(KRONECKER3), None, inputs)
+    check_outputs(k(*inputs), want, red=8 * 3)

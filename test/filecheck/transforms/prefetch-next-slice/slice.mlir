@@ -1,0 +1,110 @@
+// RUN: tc-opt %s -p 'prefetch-next-slice{min-bytes=0}' | filecheck %s
+
+// The first nest reads row o of A (4 x 32 floats: 512 bytes, 8 lines); the
+// second touches only T and O, 8 innermost iterations: one prefetch each,
+// line g of A[o + 1] (element 16 g), at the start of the quiet loop's body.
+
+func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.for %k = %c0 to %c32 step %c1 {
+        %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
+        memref.store %x, %T[%i] : memref<4xf32>
+      }
+    }
+    scf.for %j = %c0 to %c8 step %c1 {
+      %t = memref.load %T[%c0] : memref<4xf32>
+      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @spread(
+// CHECK:         scf.for %k = %c0 to %c32 step %c1 {
+// CHECK-NEXT:      %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
+// CHECK-NOT:       memref.prefetch
+// CHECK:         scf.for %j = %c0 to %c8 step %c1 {
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[E:.*]] = arith.muli %j, %[[W]] : index
+// CHECK-NEXT:      %[[S1:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      %[[I1:.*]] = arith.divui %[[E]], %[[S1]] : index
+// CHECK-NEXT:      %[[N2:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      %[[I2:.*]] = arith.remui %[[E]], %[[N2]] : index
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[I1]], %[[I2]]], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      %t = memref.load %T[%c0] : memref<4xf32>
+// CHECK-NEXT:      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+// CHECK-NEXT:    }
+
+// Two quiet nests of 2 x 2 and 4 innermost iterations (8 in all, numbered in
+// program order) for 16 lines of A[o + 2] (step 2): two prefetches an
+// iteration, slots 2g and 2g + 1, each its own line; the second nest's
+// numbers start at 4. Its loops start at 1 and step by 2: (i - 1) / 2.
+
+func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 0.0 : f32
+  "scf.parallel"(%c0, %c8, %c2) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %i = %c0 to %c16 step %c1 {
+      %v = vector.load %A[%o, %i, %c0] : memref<8x16x16xf32>, vector<16xf32>
+      %s = vector.reduction <add>, %v : vector<16xf32> into f32
+      memref.store %s, %O[%o, %i] : memref<8x16xf32>
+    }
+    scf.for %a = %c0 to %c2 step %c1 {
+      scf.for %b = %c0 to %c2 step %c1 {
+        memref.store %f, %O[%o, %b] : memref<8x16xf32>
+      }
+    }
+    scf.for %i = %c1 to %c9 step %c2 {
+      memref.store %f, %O[%o, %i] : memref<8x16xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @two_quiet(
+// CHECK:         scf.for %b = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      %[[T2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[A2:.*]] = arith.muli %a, %[[T2]] : index
+// CHECK-NEXT:      %[[G:.*]] = arith.addi %[[A2]], %b : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c2 : index
+// CHECK-NEXT:      %[[P:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[S0:.*]] = arith.muli %[[G]], %[[P]] : index
+// CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[E0:.*]] = arith.muli %[[S0]], %[[W]] : index
+// CHECK-NEXT:      %[[R:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[I0:.*]] = arith.divui %[[E0]], %[[R]] : index
+// CHECK-NEXT:      %[[N:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[J0:.*]] = arith.remui %[[E0]], %[[N]] : index
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[I0]], %[[J0]]], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      %[[P1:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[S1A:.*]] = arith.muli %[[G]], %[[P1]] : index
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[S1:.*]] = arith.addi %[[S1A]], %[[ONE]] : index
+// CHECK-NEXT:      %[[W1:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[E1:.*]] = arith.muli %[[S1]], %[[W1]] : index
+// CHECK:           memref.prefetch %A[%[[NEXT]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      memref.store %f, %O[%o, %b] : memref<8x16xf32>
+// CHECK:         scf.for %i_1 = %c1 to %c9 step %c2 {
+// CHECK-NEXT:      %[[K:.*]] = arith.subi %i_1, %c1 : index
+// CHECK-NEXT:      %[[K2:.*]] = arith.divui %[[K]], %c2 : index
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[G2:.*]] = arith.addi %[[K2]], %[[FIRST]] : index
+// CHECK-NEXT:      %[[NEXT2:.*]] = arith.addi %o, %c2 : index
+// CHECK-COUNT-2:   memref.prefetch %A[%[[NEXT2]],
+// CHECK-NEXT:      memref.store %f, %O[%o, %i_1] : memref<8x16xf32>
