@@ -1,57 +1,64 @@
-"""`prefetch-next-slice{min-bytes=16384 max-bytes=262144 locality=3}`: fetch the next parallel iteration's input while other nests compute.
+"""`prefetch-next-slice{min-bytes=16384 max-bytes=262144 locality=3}`: fetch the next iteration's input slice while this one computes.
 
 A loops → loops pass (docs/pipeline.md: `loops` stage), run after
-`convert-affine-to-scf` and before `outline-parallel-loops`. An outermost
-`scf.parallel` whose body runs several loop nests in turn often streams a
-large input slice `A[o, ...]` in one nest and then computes on cached
-temporaries in the others: Kronecker3 reads its 128 KiB `X(m, ...)` in the
-first mode product, and the other two mode products touch no memory. The
-memory system idles during those nests, and the next iteration's first nest
-then waits for its slice. This pass spreads prefetches of `A[o + step, ...]`
-over the innermost loops of the nests that do not read `A`, so that the
-slice arrives while they compute. Measured on the Zen 5 host of bench/
-(Kronecker3 256 x 16 x 32, 2 threads, paired against the pipeline without
-the pass, 30 rounds): 0.82-0.85x the time with the caches flushed, 0.83x back
-to back; L2-only prefetches (`locality=2`) did as well or slightly worse, and
-using only the first quiet nests instead of spreading over all of them
-0.84-0.91x. Among the 18 benchmark kernels only Kronecker3 changes.
+`convert-affine-to-scf` and before `outline-parallel-loops`. A loop that
+reads a fresh slice `A[..., i, *]` of a large input in each iteration `i`
+leaves it to the hardware prefetcher, which follows long unit-stride streams
+and restarts on every short one, and which does nothing while the iteration
+computes on data it already has:
 
-Contract. For every outermost `scf.parallel` with a constant first step `s`
-and first induction variable `%o`, and every memref `%A` defined outside it
-such that
+* Kronecker3 reads its 128 KiB `X(m, *)` in the first mode product; the other
+  two touch only cached temporaries, so memory idles there and the next `m`
+  waits for its slice;
+* group convolution reads `I(n, g, *)` (4 planes of 56 x 56, 49 KiB) as 12
+  short row streams per output row; each new `g` starts them cold.
 
-- `%A` has a static shape of rank >= 2, the identity layout and a slice
-  `A[o]` (the product of its trailing extents times the element size) of
-  `min-bytes` to `max-bytes` bytes (a slice that the L2 holds beside the
-  nests' own working set);
-- inside the loop, `%A` is only read, by `memref.load` and `vector.load`
-  whose first subscript is `%o` (so the next iteration reads `A[o + s]`
-  only), or named by `memref.prefetch`;
-- the loop body holds top-level `scf.for` nests that read no `%A` ("quiet"
-  nests) whose innermost loop is reached through loops that each hold exactly
-  one `scf.for`, all with constant bounds and steps; their innermost
-  iterations, `T` in all, are at least a quarter of the slice's 64-byte
-  lines `L` (`per = ceil(L / T)` prefetches an iteration, at most 4);
+This pass spreads prefetches of the next iteration's slice `A[..., i + s, *]`
+over the iterations of loops in the body. Measured on the Zen 5 host of
+bench/ (2 threads, paired against the pipeline without the pass, 30 rounds,
+caches flushed / back to back): Kronecker3 256 x 16 x 32 0.79-0.85x /
+0.83-0.84x, group convolution 0.59-0.64x / 0.86x, moments2 0.89x / 1.0x;
+einsum 1.0x; the other 14 benchmark kernels do not change.
 
-each quiet nest's innermost loop body starts with `per` prefetches of
-`A[o + s, ...]`: the quiet nests' innermost iterations, numbered `g = 0 ..
-T - 1` in program order, cover the slots `g * per + q`, and slot `t` fetches
-line `t * L floordiv (T * per)` of the slice, so the lines are spread evenly
-and each is fetched at least once::
+Contract. For every `scf.for` and every outermost `scf.parallel` (its first
+dimension) with a constant step `s` and induction variable `%i`, and every
+memref `%A` defined outside the loop such that
 
-    scf.for %r = %c0 to %c32 step %c1 iter_args(...) {   // quiet nest, T = 32
-      %t = (g0 + %r) * per + q
-      %e = (%t * L floordiv (T * per)) * (64 / elem)      // element of A[o + s]
-      memref.prefetch %A[%o + s, %e floordiv 1024, %e floordiv 32 mod 32,
+- inside the loop `%A` is only read, by `memref.load`, `vector.load` and
+  `vector.maskedload` whose subscripts are the same loop-invariant values
+  `%p...`, then `%i`, then any (or named by `memref.prefetch`): iteration
+  `i` reads only the slice `A[%p..., i, *]`;
+- `%A` has a static shape and the identity layout, and the slice (the product
+  of the trailing extents times the element size) has `min-bytes` to
+  `max-bytes` bytes (the L2 holds it beside the loop's own working set);
+- no enclosing loop already prefetches `%A`;
+
+the pass picks the top-level `scf.for` nests of the body that do not read
+`%A` (Kronecker3's later mode products), or all of them when each reads it
+(group convolution's one nest). In each it walks down from the top through
+loops with constant bounds whose parent holds only that one `scf.for`, and
+stops at the first level whose iterations (from the nest's top down to it)
+number at least a quarter of the slice's 64-byte lines `L`. At the start of
+that level's body it puts `per = ceil(L / T)` prefetches (`T`: the chosen
+levels' iterations in all, numbered `g = 0 .. T - 1` in program order):
+iteration `g` fetches slots `g * per + q`, `q < per`, and slot `t` is line
+`t * L floordiv (T * per)` of the slice, so the lines are spread evenly and
+each is fetched at least once::
+
+    scf.for %r = %c0 to %c32 step %c1 iter_args(...) {   // T = 32, L = 32
+      %e = %r * 16                                        // element of the slice
+      memref.prefetch %A[%o + 1, %e floordiv 1024, %e floordiv 32 mod 32,
                          %e mod 32], read, locality<3>, data : memref<256x32x32x32xf32>
       ...
 
-The prefetches read nothing a program can observe (`memref.prefetch`); in the
-last iteration `A[o + s]` may lie past `%A`'s end, which a prefetch allows.
-Left alone: loops whose first step is not constant, arrays written in the
-loop or read at another first subscript, slices outside the byte range,
-nests that read the array, nests whose innermost loop is not a single chain
-of constant loops, and arrays whose quiet nests are too short.
+A nest without such a level (fewer iterations, a loop with variable bounds
+on the way) gets none; when no nest has one, the array is left alone. The
+prefetches read nothing a program can observe (`memref.prefetch`); after
+the last iteration the slice `A[..., i + s, *]` is the next one in memory
+(the next `n`'s first group, say) or lies past `%A`'s end, which a prefetch
+allows. Left alone: loops whose step is not a constant, arrays written in the
+loop or read at other subscripts, dynamic shapes, other layouts, slices
+outside the byte range.
 """
 
 from __future__ import annotations
@@ -73,8 +80,11 @@ from tcdialect.dialects.memref import PrefetchOp
 LINE_BYTES = 64
 """Bytes one prefetch brings in (a cache line on x86 and Arm cores)."""
 
+_LOADS = (memref.LoadOp, vector.LoadOp, vector.MaskedLoadOp)
+"""The reads a slice may come from (the memref is operand 0 of each)."""
+
 MAX_PER_ITERATION = 4
-"""At most this many prefetches per innermost iteration of a quiet nest."""
+"""At most this many prefetches per iteration of the loop that holds them."""
 
 
 def _const(v: SSAValue) -> int | None:
@@ -84,102 +94,86 @@ def _const(v: SSAValue) -> int | None:
     return None
 
 
-def _outermost_parallel(op: Operation) -> list[scf.ParallelOp]:
-    found: list[scf.ParallelOp] = []
-    for inner in op.walk():
-        if isinstance(inner, scf.ParallelOp) and not any(
-            isinstance(p, scf.ParallelOp) for p in _ancestors(inner)
-        ):
-            found.append(inner)
-    return found
-
-
-def _ancestors(op: Operation) -> list[Operation]:
-    out: list[Operation] = []
-    p = op.parent_op()
-    while p is not None:
-        out.append(p)
-        p = p.parent_op()
-    return out
+def _outside(v: SSAValue, loop: Operation) -> bool:
+    owner = v.owner
+    where = owner if isinstance(owner, Operation) else owner.parent_op()
+    return where is None or not loop.is_ancestor(where)
 
 
 @dataclass
-class _Chain:
-    """The loops from a quiet nest's top to its innermost loop."""
+class _Level:
+    """A loop of a nest's chain and the iterations of the chain down to it."""
 
-    loops: list[scf.ForOp]
+    loop: scf.ForOp
     trips: list[int]
+    """Trip counts of the chain's loops, from the nest's top to this loop."""
 
     @property
     def iterations(self) -> int:
         return prod(self.trips)
 
 
-def _chain(nest: scf.ForOp) -> _Chain | None:
-    loops: list[scf.ForOp] = []
+def _levels(nest: scf.ForOp) -> list[_Level]:
+    """The nest's loops from the top down while each loop has constant
+    bounds and its parent holds no other `scf.for`."""
+    levels: list[_Level] = []
     trips: list[int] = []
     loop: scf.ForOp | None = nest
     while loop is not None:
         lb, ub, step = _const(loop.lb), _const(loop.ub), _const(loop.step)
         if lb is None or ub is None or step is None or step <= 0:
-            return None
-        loops.append(loop)
-        trips.append(max(0, -(-(ub - lb) // step)))
+            break
+        trips = [*trips, max(0, -(-(ub - lb) // step))]
+        levels.append(_Level(loop, trips))
         inner = [o for o in loop.body.block.ops if isinstance(o, scf.ForOp)]
-        if len(inner) > 1 or any(
-            o.regions for o in loop.body.block.ops if not isinstance(o, scf.ForOp)
-        ):
-            return None
-        loop = inner[0] if inner else None
-    return _Chain(loops, trips)
+        loop = inner[0] if len(inner) == 1 else None
+    return levels
 
 
-def _slice_bytes(t: MemRefType) -> int | None:
+@dataclass
+class _Slice:
+    """`A[prefix..., iv, *]`: the part of `A` that one iteration reads."""
+
+    memref: SSAValue
+    prefix: list[SSAValue]
+    bytes: int
+
+
+def _slice(
+    loop: Operation, iv: SSAValue, m: SSAValue, ops: list[Operation]
+) -> _Slice | None:
+    """`m`'s slice when every use of `m` in `loop` is a load whose subscripts
+    are the same loop-invariant values, then `iv` (or a prefetch)."""
+    t = m.type
+    if not isinstance(t, MemRefType) or not isinstance(t.layout, NoneAttr):
+        return None
     shape = t.get_shape()
-    if len(shape) < 2 or any(d < 0 for d in shape):
-        return None
-    if not isinstance(t.layout, NoneAttr):
-        return None
     elem = getattr(t.element_type, "bitwidth", 0) // 8
-    if elem <= 0:
+    if any(d < 0 for d in shape) or elem <= 0:
         return None
-    return prod(shape[1:]) * elem
-
-
-def _candidates(
-    par: scf.ParallelOp, min_bytes: int, max_bytes: int
-) -> dict[SSAValue, int]:
-    """The arrays whose next slice the contract lets the pass prefetch."""
-    o = par.body.block.args[0]
-    uses: dict[SSAValue, list[Operation]] = {}
-    for op in par.walk():
-        for v in op.operands:
-            if isinstance(v.type, MemRefType):
-                uses.setdefault(v, []).append(op)
-    found: dict[SSAValue, int] = {}
-    for m, ops in uses.items():
-        owner = m.owner
-        where = owner if isinstance(owner, Operation) else owner.parent_op()
-        if where is not None and par.is_ancestor(where):
-            continue  # defined in the loop
-        assert isinstance(m.type, MemRefType)
-        size = _slice_bytes(m.type)
-        if size is None or not min_bytes <= size <= max_bytes:
+    prefix: list[SSAValue] | None = None
+    for op in ops:
+        if isinstance(op, PrefetchOp):
             continue
-        ok = True
-        for op in ops:
-            if isinstance(op, PrefetchOp):
-                continue
-            if not isinstance(op, memref.LoadOp | vector.LoadOp):
-                ok = False
-                break
-            indices = list(op.indices)
-            if op.operands[0] != m or not indices or indices[0] != o:
-                ok = False
-                break
-        if ok:
-            found[m] = size
-    return found
+        if not isinstance(op, _LOADS) or op.operands[0] != m:
+            return None
+        indices = list(op.indices)
+        if iv not in indices:
+            return None
+        d = indices.index(iv)
+        if any(not _outside(v, loop) for v in indices[:d]):
+            return None
+        if prefix is None:
+            prefix = indices[:d]
+        elif indices[:d] != prefix:
+            return None
+    if prefix is None or len(prefix) + 1 >= len(shape):
+        return None
+    return _Slice(m, prefix, prod(shape[len(prefix) + 1 :]) * elem)
+
+
+def _reads(op: Operation, m: SSAValue) -> bool:
+    return any(isinstance(o, _LOADS) and o.operands[0] == m for o in op.walk())
 
 
 class _Builder(Builder):
@@ -211,49 +205,70 @@ class _Builder(Builder):
         )
 
 
-def _prefetch_slice(
-    par: scf.ParallelOp,
-    m: SSAValue,
-    quiet: list[_Chain],
+def _emit(
+    sl: _Slice,
+    nxt: tuple[SSAValue, SSAValue],
+    levels: list[_Level],
     per: int,
     locality: int,
 ) -> None:
-    t = m.type
+    """The prefetches at the start of each chosen level's body (contract)."""
+    t = sl.memref.type
     assert isinstance(t, MemRefType)
     shape = t.get_shape()
+    rest = shape[len(sl.prefix) + 1 :]
     elem = getattr(t.element_type, "bitwidth", 32) // 8
-    size = prod(shape[1:]) * elem
-    lines = -(-size // LINE_BYTES)
-    total = sum(c.iterations for c in quiet)
+    lines = -(-sl.bytes // LINE_BYTES)
+    total = sum(lv.iterations for lv in levels)
     slots = total * per
-    step = par.step[0]
-    o = par.body.block.args[0]
     first = 0
-    for chain in quiet:
-        inner = chain.loops[-1]
-        b = _Builder(InsertPoint.at_start(inner.body.block))
-        # g = first + the nest's linear innermost iteration number
+    for lv in levels:
+        b = _Builder(InsertPoint.at_start(lv.loop.body.block))
+        # g = first + the linear number of this iteration of the chain
+        chain: list[scf.ForOp] = []
+        op: Operation | None = lv.loop
+        while len(chain) < len(lv.trips):
+            assert isinstance(op, scf.ForOp)
+            chain.insert(0, op)
+            op = op.parent_op()
         g: SSAValue | None = None
-        for level, loop in enumerate(chain.loops):
+        for level, loop in enumerate(chain):
             iv = loop.body.block.args[0]
             k = iv if _const(loop.lb) == 0 else b.val(arith.SubiOp(iv, loop.lb))
-            k = b.mul(b.div(k, loop.step), prod(chain.trips[level + 1 :]))
+            k = b.mul(b.div(k, loop.step), prod(lv.trips[level + 1 :]))
             g = k if g is None else b.add(g, k)
         assert g is not None
         g = b.add(g, first)
-        nxt = b.add(o, step)
+        iv, step = nxt
+        following = b.add(iv, step)
         for q in range(per):
             slot = b.add(b.mul(g, per), q)
             line = slot if slots == lines else b.div(b.mul(slot, lines), slots)
             e = b.mul(line, LINE_BYTES // elem)
-            indices = [nxt]
-            for d in range(1, len(shape)):
-                x = b.div(e, prod(shape[d + 1 :]))
-                if d > 1:
-                    x = b.val(arith.RemUIOp(x, b.index(shape[d])))
+            indices = [*sl.prefix, following]
+            for d in range(len(rest)):
+                x = b.div(e, prod(rest[d + 1 :]))
+                if d > 0:
+                    x = b.val(arith.RemUIOp(x, b.index(rest[d])))
                 indices.append(x)
-            b.insert(PrefetchOp(m, indices, locality=locality))
-        first += chain.iterations
+            b.insert(PrefetchOp(sl.memref, indices, locality=locality))
+        first += lv.iterations
+
+
+def _loops(module: ModuleOp) -> list[tuple[Operation, SSAValue, SSAValue]]:
+    """Every `scf.for` and outermost `scf.parallel` (its first dimension) with
+    its induction variable and step, outer loops first."""
+    found: list[tuple[Operation, SSAValue, SSAValue]] = []
+    for op in module.walk():
+        if isinstance(op, scf.ForOp):
+            found.append((op, op.body.block.args[0], op.step))
+        elif isinstance(op, scf.ParallelOp) and op.step:
+            p = op.parent_op()
+            while p is not None and not isinstance(p, scf.ParallelOp):
+                p = p.parent_op()
+            if p is None:
+                found.append((op, op.body.block.args[0], op.step[0]))
+    return found
 
 
 def prefetch_next_slice(
@@ -262,44 +277,51 @@ def prefetch_next_slice(
     max_bytes: int = 256 << 10,
     locality: int = 3,
 ) -> int:
-    """Apply the contract (module docstring); the number of arrays prefetched."""
+    """Apply the contract (module docstring); the number of slices prefetched."""
     if min_bytes < 0 or max_bytes < min_bytes or not 0 <= locality <= 3:
         raise TCError(
             "prefetch-next-slice: need 0 <= min-bytes <= max-bytes and "
             f"0 <= locality <= 3 (got {min_bytes}, {max_bytes}, {locality})"
         )
     count = 0
-    for par in _outermost_parallel(module):
-        if not par.step or _const(par.step[0]) is None:
+    done: list[tuple[Operation, SSAValue]] = []
+    for loop, iv, step in _loops(module):
+        if _const(step) is None:
             continue
-        nests = [op for op in par.body.block.ops if isinstance(op, scf.ForOp)]
-        for m, size in _candidates(par, min_bytes, max_bytes).items():
-            quiet: list[_Chain] = []
-            for nest in nests:
-                if any(
-                    isinstance(op, memref.LoadOp | vector.LoadOp)
-                    and op.operands[0] == m
-                    for op in nest.walk()
-                ):
-                    continue
-                chain = _chain(nest)
-                if chain is not None and chain.iterations > 0:
-                    quiet.append(chain)
-            lines = -(-size // LINE_BYTES)
-            total = sum(c.iterations for c in quiet)
+        body = loop.regions[0].block
+        uses: dict[SSAValue, list[Operation]] = {}
+        for op in loop.walk():
+            for v in op.operands:
+                if isinstance(v.type, MemRefType) and _outside(v, loop):
+                    uses.setdefault(v, []).append(op)
+        nests = [op for op in body.ops if isinstance(op, scf.ForOp)]
+        for m, ops in uses.items():
+            if any(m == a and outer.is_ancestor(loop) for outer, a in done):
+                continue  # an enclosing loop prefetches m's slices already
+            sl = _slice(loop, iv, m, ops)
+            if sl is None or not min_bytes <= sl.bytes <= max_bytes:
+                continue
+            lines = -(-sl.bytes // LINE_BYTES)
+            quiet = [n for n in nests if not _reads(n, m)] or nests
+            levels: list[_Level] = []
+            for nest in quiet:
+                levels += [
+                    lv
+                    for lv in _levels(nest)
+                    if lv.iterations * MAX_PER_ITERATION >= lines
+                ][:1]
+            total = sum(lv.iterations for lv in levels)
             if not total:
                 continue
-            per = -(-lines // total)
-            if per > MAX_PER_ITERATION:
-                continue
-            _prefetch_slice(par, m, quiet, per, locality)
+            _emit(sl, (iv, step), levels, -(-lines // total), locality)
+            done.append((loop, m))
             count += 1
     return count
 
 
 @dataclass(frozen=True)
 class PrefetchNextSlicePass(ModulePass):
-    """Prefetch the next parallel iteration's input slice from quiet nests.
+    """Prefetch the next iteration's input slice while this one computes.
 
     See the module docstring.
     """

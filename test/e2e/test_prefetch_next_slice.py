@@ -32,7 +32,7 @@ def _inputs(m: int, d: int, n: int) -> list[np.ndarray]:
 
 def _next_slice_prefetches(loops: str) -> list[str]:
     """The prefetches of X whose first subscript is `%m` plus one."""
-    nxt = set(re.findall(r"(%\w+) = arith\.addi %m, %c1\b", loops))
+    nxt = set(re.findall(r"(%\w+) = arith\.addi %m, %c1\w*\b", loops))
     return [
         line
         for line in loops.splitlines()
@@ -60,3 +60,27 @@ def test_small_slices_are_left_to_the_hardware() -> None:
     assert _next_slice_prefetches(k.ir(*inputs, stage="loops")) == []
     want = reference.run(parse_tc(KRONECKER3), None, inputs)
     check_outputs(k(*inputs), want, red=8 * 3)
+
+
+GROUP_CONV = """
+def group_conv(float(N, G, C, H, W) I, float(G, F, C, KH, KW) W1) -> (O) {
+    O(n, g, f, h, w) +=! I(n, g, r_c, h + r_kh, w + r_kw) * W1(g, f, r_c, r_kh, r_kw)
+}
+"""
+
+
+def test_group_conv_prefetches_the_next_group_from_its_own_rows() -> None:
+    rng = np.random.default_rng(3)
+    # I(n, g, *) is 4 planes of 48 x 48 (36 KiB); I(n, *) is 8 of those,
+    # over max-bytes, so the loop over g prefetches, not the one over n
+    inputs = [
+        rng.uniform(-1, 1, (2, 8, 4, 48, 48)).astype(np.float32),
+        rng.uniform(-1, 1, (8, 4, 4, 3, 3)).astype(np.float32),
+    ]
+    k = tcdialect.define(GROUP_CONV, options=tcdialect.CpuOptions(threads=2))
+    loops = k.ir(*inputs, stage="loops")
+    nxt = set(re.findall(r"(%\w+) = arith\.addi %g, %c1\w*\b", loops))
+    hits = re.findall(r"memref\.prefetch %I\[%n, (%\w+),", loops)
+    assert hits and set(hits) <= nxt, (hits, nxt)
+    want = reference.run(parse_tc(GROUP_CONV), None, inputs)
+    check_outputs(k(*inputs), want, red=4 * 9)

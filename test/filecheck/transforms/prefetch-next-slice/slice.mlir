@@ -1,4 +1,7 @@
-// RUN: tc-opt %s -p 'prefetch-next-slice{min-bytes=0}' | filecheck %s
+// RUN: tc-opt %s -p 'prefetch-next-slice{min-bytes=512}' | filecheck %s
+
+// min-bytes=512 keeps the rows read by the inner loops (128 bytes or less)
+// out; the slices of the parallel loops are 512 bytes and up.
 
 // The first nest reads row o of A (4 x 32 floats: 512 bytes, 8 lines); the
 // second touches only T and O, 8 innermost iterations: one prefetch each,
@@ -28,8 +31,6 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 }
 
 // CHECK-LABEL: func.func @spread(
-// CHECK:         scf.for %k = %c0 to %c32 step %c1 {
-// CHECK-NEXT:      %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
 // CHECK-NOT:       memref.prefetch
 // CHECK:         scf.for %j = %c0 to %c8 step %c1 {
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
@@ -108,3 +109,43 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
 // CHECK-NEXT:      %[[NEXT2:.*]] = arith.addi %o, %c2 : index
 // CHECK-COUNT-2:   memref.prefetch %A[%[[NEXT2]],
 // CHECK-NEXT:      memref.store %f, %O[%o, %i_1] : memref<8x16xf32>
+
+// The only nest reads A itself (group convolution's case): the prefetches go
+// into it, at its first level with at least L / 4 iterations: 64 lines, 16
+// iterations of %h, so 4 prefetches at the top of each (slots 4h .. 4h + 3),
+// none in %w.
+
+func.func @every_nest_reads(%A: memref<4x16x64xf32>, %O: memref<4x16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %h = %c0 to %c16 step %c1 {
+      scf.for %w = %c0 to %c64 step %c16 {
+        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
+        vector.store %v, %O[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
+      }
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @every_nest_reads(
+// CHECK:         scf.for %h = %c0 to %c16 step %c1 {
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// CHECK-NEXT:      %[[P:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[S:.*]] = arith.muli %h, %[[P]] : index
+// CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[E:.*]] = arith.muli %[[S]], %[[W]] : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.constant 64 : index
+// CHECK-NEXT:      %[[R:.*]] = arith.divui %[[E]], %[[ROW]] : index
+// CHECK-NEXT:      %[[COLS:.*]] = arith.constant 64 : index
+// CHECK-NEXT:      %[[C:.*]] = arith.remui %[[E]], %[[COLS]] : index
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[R]], %[[C]]], read, locality<3>, data : memref<4x16x64xf32>
+// CHECK-COUNT-3:   memref.prefetch %A[%[[NEXT]],
+// CHECK-NEXT:      scf.for %w = %c0 to %c64 step %c16 {
+// CHECK-NEXT:        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
