@@ -38,7 +38,10 @@ the pass picks the top-level `scf.for` nests of the body that do not read
 (group convolution's one nest). In each it walks down from the top through
 loops with constant bounds whose parent holds only that one `scf.for`, and
 stops at the first level whose iterations (from the nest's top down to it)
-number at least a quarter of the slice's 64-byte lines `L`. At the start of
+number at least a quarter of the slice's 64-byte lines `L`. An innermost
+loop on scalars is never a level: LLVM's loop vectoriser and
+`nontemporal-stores` take those loops, and a prefetch in the body stops both
+(softmax's division loop ran scalar). At the start of
 that level's body it puts `per = ceil(L / T)` prefetches (`T`: the chosen
 levels' iterations in all, numbered `g = 0 .. T - 1` in program order):
 iteration `g` fetches slots `g * per + q`, `q < per`, and slot `t` is line
@@ -69,7 +72,14 @@ from math import prod
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    VectorType,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -115,7 +125,8 @@ class _Level:
 
 def _levels(nest: scf.ForOp) -> list[_Level]:
     """The nest's loops from the top down while each loop has constant
-    bounds and its parent holds no other `scf.for`."""
+    bounds and its parent holds no other `scf.for`, less innermost loops on
+    scalars (`_vector_code`)."""
     levels: list[_Level] = []
     trips: list[int] = []
     loop: scf.ForOp | None = nest
@@ -124,10 +135,22 @@ def _levels(nest: scf.ForOp) -> list[_Level]:
         if lb is None or ub is None or step is None or step <= 0:
             break
         trips = [*trips, max(0, -(-(ub - lb) // step))]
-        levels.append(_Level(loop, trips))
         inner = [o for o in loop.body.block.ops if isinstance(o, scf.ForOp)]
+        if inner or _vector_code(loop):
+            levels.append(_Level(loop, trips))
         loop = inner[0] if len(inner) == 1 else None
     return levels
+
+
+def _vector_code(loop: scf.ForOp) -> bool:
+    """Whether the loop computes on vectors already. An innermost loop on
+    scalars is left to LLVM's loop vectoriser (and to nontemporal-stores),
+    which a prefetch in its body would stop."""
+    return any(
+        isinstance(v.type, VectorType)
+        for op in loop.walk()
+        for v in (*op.operands, *op.results)
+    )
 
 
 @dataclass

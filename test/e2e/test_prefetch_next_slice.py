@@ -84,3 +84,26 @@ def test_group_conv_prefetches_the_next_group_from_its_own_rows() -> None:
     assert hits and set(hits) <= nxt, (hits, nxt)
     want = reference.run(parse_tc(GROUP_CONV), None, inputs)
     check_outputs(k(*inputs), want, red=4 * 9)
+
+
+SOFTMAX = """
+def softmax(float(N, D) I) -> (O) {
+    mx(n) max=! I(n, r_d)
+    e(n, d) = exp(I(n, d) - mx(n))
+    s(n) +=! e(n, r_d)
+    O(n, d) = e(n, d) / s(n)
+}
+"""
+
+
+def test_scalar_loops_stay_with_the_vectoriser() -> None:
+    # rows of 16 KiB: the next row is a slice; its quiet nests are the sum (a
+    # vector loop, which takes the prefetches) and the division, a scalar
+    # loop that LLVM vectorises only while no prefetch sits in its body
+    I = np.random.default_rng(5).uniform(-4, 4, (16, 4096)).astype(np.float32)
+    k = tcdialect.define(SOFTMAX, options=tcdialect.CpuOptions(threads=2))
+    asm = k.ir(I, stage="asm")
+    assert re.search(r"\bv?divps\b", asm), "the division loop is not vectorised"
+    assert not re.search(r"\bv?divss\b", asm), "a scalar division remains"
+    want = reference.run(parse_tc(SOFTMAX), None, [I])
+    check_outputs(k(I), want, red=4096)

@@ -28,8 +28,9 @@ func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
     }
     scf.for %j = %c0 to %c8 step %c1 {
       scf.for %l = %c0 to %c64 step %c1 {
-        %t = memref.load %T[%c0] : memref<4xf32>
-        memref.store %t, %O[%o, %j] : memref<8x8xf32>
+        %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+        %u = vector.reduction <add>, %t : vector<4xf32> into f32
+        memref.store %u, %O[%o, %j] : memref<8x8xf32>
       }
     }
     scf.reduce
@@ -55,4 +56,4 @@ func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
 // BIG-NEXT:   %[[COLS:.*]] = arith.constant 1024 : index
 // BIG-NEXT:   %[[C:.*]] = arith.remui %[[E]], %[[COLS]] : index
 // BIG-NEXT:   memref.prefetch %A[%[[NEXT]], %[[R]], %[[C]]], read, locality<3>, data : memref<8x4x1024xf32>
-// BIG-NEXT:   %t = memref.load %T[%c0] : memref<4xf32>
+// BIG-NEXT:   %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>

@@ -4,7 +4,7 @@
 // out; the slices of the parallel loops are 512 bytes and up.
 
 // The first nest reads row o of A (4 x 32 floats: 512 bytes, 8 lines); the
-// second touches only T and O, 8 innermost iterations: one prefetch each,
+// second touches only T and O, 8 iterations on vectors: one prefetch each,
 // line g of A[o + 1] (element 16 g), at the start of the quiet loop's body.
 
 func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
@@ -22,8 +22,9 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -41,8 +42,9 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 // CHECK-NEXT:      %[[N2:.*]] = arith.constant 32 : index
 // CHECK-NEXT:      %[[I2:.*]] = arith.remui %[[E]], %[[N2]] : index
 // CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[I1]], %[[I2]]], read, locality<3>, data : memref<8x4x32xf32>
-// CHECK-NEXT:      %t = memref.load %T[%c0] : memref<4xf32>
-// CHECK-NEXT:      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+// CHECK-NEXT:      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+// CHECK-NEXT:      memref.store %u, %O[%o, %j] : memref<8x8xf32>
 // CHECK-NEXT:    }
 
 // Two quiet nests of 2 x 2 and 4 innermost iterations (8 in all, numbered in
@@ -57,7 +59,7 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
   %c8 = arith.constant 8 : index
   %c9 = arith.constant 9 : index
   %c16 = arith.constant 16 : index
-  %f = arith.constant 0.0 : f32
+  %z = arith.constant dense<0.0> : vector<2xf32>
   "scf.parallel"(%c0, %c8, %c2) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%o: index):
     scf.for %i = %c0 to %c16 step %c1 {
@@ -67,11 +69,11 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
     }
     scf.for %a = %c0 to %c2 step %c1 {
       scf.for %b = %c0 to %c2 step %c1 {
-        memref.store %f, %O[%o, %b] : memref<8x16xf32>
+        vector.store %z, %O[%o, %b] : memref<8x16xf32>, vector<2xf32>
       }
     }
     scf.for %i = %c1 to %c9 step %c2 {
-      memref.store %f, %O[%o, %i] : memref<8x16xf32>
+      vector.store %z, %O[%o, %i] : memref<8x16xf32>, vector<2xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -100,7 +102,7 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
 // CHECK-NEXT:      %[[W1:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E1:.*]] = arith.muli %[[S1]], %[[W1]] : index
 // CHECK:           memref.prefetch %A[%[[NEXT]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x16x16xf32>
-// CHECK-NEXT:      memref.store %f, %O[%o, %b] : memref<8x16xf32>
+// CHECK-NEXT:      vector.store %z, %O[%o, %b] : memref<8x16xf32>, vector<2xf32>
 // CHECK:         scf.for %i_1 = %c1 to %c9 step %c2 {
 // CHECK-NEXT:      %[[K:.*]] = arith.subi %i_1, %c1 : index
 // CHECK-NEXT:      %[[K2:.*]] = arith.divui %[[K]], %c2 : index
@@ -108,7 +110,7 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
 // CHECK-NEXT:      %[[G2:.*]] = arith.addi %[[K2]], %[[FIRST]] : index
 // CHECK-NEXT:      %[[NEXT2:.*]] = arith.addi %o, %c2 : index
 // CHECK-COUNT-2:   memref.prefetch %A[%[[NEXT2]],
-// CHECK-NEXT:      memref.store %f, %O[%o, %i_1] : memref<8x16xf32>
+// CHECK-NEXT:      vector.store %z, %O[%o, %i_1] : memref<8x16xf32>, vector<2xf32>
 
 // The only nest reads A itself (group convolution's case): the prefetches go
 // into it, at its first level with at least L / 4 iterations: 64 lines, 16

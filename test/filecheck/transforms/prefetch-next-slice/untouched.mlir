@@ -23,8 +23,9 @@ func.func @written(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %A[%o, %c0, %j] : memref<8x4x32xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %A[%o, %c0, %j] : memref<8x4x32xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -48,8 +49,9 @@ func.func @other_row(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -73,8 +75,9 @@ func.func @dynamic_bounds(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<
       }
     }
     scf.for %j = %c0 to %n step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -98,8 +101,9 @@ func.func @short(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
       }
     }
     scf.for %j = %c0 to %c1 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -123,8 +127,9 @@ func.func @dynamic_shape(%A: memref<?x4x32xf32>, %T: memref<4xf32>, %O: memref<8
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -150,8 +155,9 @@ func.func @too_big(%A: memref<8x128x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf
       }
     }
     scf.for %j = %c0 to %c64 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %c0] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %c0] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -175,8 +181,9 @@ func.func @variable_step(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -200,8 +207,9 @@ func.func @strided(%A: memref<8x4x32xf32, strided<[256, 64, 1]>>, %T: memref<4xf
       }
     }
     scf.for %j = %c0 to %c8 step %c1 {
-      %t = memref.load %T[%c0] : memref<4xf32>
-      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
     }
     scf.reduce
   }) : (index, index, index) -> ()
@@ -227,8 +235,9 @@ func.func @not_outermost(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8
         }
       }
       scf.for %j = %c0 to %c8 step %c1 {
-        %t = memref.load %T[%c0] : memref<4xf32>
-        memref.store %t, %O[%p, %j] : memref<8x8xf32>
+        %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+        %u = vector.reduction <add>, %t : vector<4xf32> into f32
+        memref.store %u, %O[%p, %j] : memref<8x8xf32>
       }
       scf.reduce
     }) : (index, index, index) -> ()
@@ -238,3 +247,28 @@ func.func @not_outermost(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8
 }
 // CHECK-LABEL: func.func @not_outermost(
 
+// The quiet nest is an innermost loop on scalars: LLVM's loop vectoriser (or
+// nontemporal-stores) takes it, and a prefetch in its body would stop them.
+func.func @scalar_loop(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.for %k = %c0 to %c32 step %c1 {
+        %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
+        memref.store %x, %T[%i] : memref<4xf32>
+      }
+    }
+    scf.for %j = %c0 to %c8 step %c1 {
+      %t = memref.load %T[%c0] : memref<4xf32>
+      memref.store %t, %O[%o, %j] : memref<8x8xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+// CHECK-LABEL: func.func @scalar_loop(
