@@ -3,10 +3,10 @@
 // RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536}' | filecheck %s --check-prefix=BIG
 
 // Bad options are located errors, not tracebacks. With the default
-// min-bytes (16 KiB) and max-bytes raised to 64 KiB, a 16 KiB slice is
+// min-bytes (4 KiB) and max-bytes raised to 64 KiB, a 16 KiB slice is
 // prefetched (untouched.mlir's @too_big leaves it alone at 8 KiB).
 
-// CHECK: prefetch-next-slice: need 0 <= min-bytes <= max-bytes and 0 <= locality <= 3 (got 16384, 262144, 4)
+// CHECK: prefetch-next-slice: need 0 <= min-bytes <= max-bytes and 0 <= locality <= 3 (got 4096, 262144, 4)
 // RANGE: prefetch-next-slice: need 0 <= min-bytes <= max-bytes and 0 <= locality <= 3 (got 100, 10, 3)
 // CHECK-NOT: Traceback
 // RANGE-NOT: Traceback
@@ -39,21 +39,19 @@ func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
 }
 
 // 256 lines over 8 x 64 = 512 iterations: one prefetch an iteration, line
-// 256 g / 512 of A[o + 1] (element 16 line: row line / 64, column 16 line % 1024).
+// 256 g / 512 of A[o + 1], element 16 line, addressed as A[o + 1, 0, 16 line]
+// (the last subscript runs on into the slice's later rows).
 // BIG:      scf.for %l = %c0 to %c64 step %c1 {
 // BIG-NEXT:   %[[C64:.*]] = arith.constant 64 : index
 // BIG-NEXT:   %[[J:.*]] = arith.muli %j, %[[C64]] : index
 // BIG-NEXT:   %[[G:.*]] = arith.addi %[[J]], %l : index
 // BIG-NEXT:   %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// BIG-NEXT:   %[[ZERO:.*]] = arith.constant 0 : index
 // BIG-NEXT:   %[[L:.*]] = arith.constant 256 : index
 // BIG-NEXT:   %[[GL:.*]] = arith.muli %[[G]], %[[L]] : index
 // BIG-NEXT:   %[[SLOTS:.*]] = arith.constant 512 : index
 // BIG-NEXT:   %[[LINE:.*]] = arith.divui %[[GL]], %[[SLOTS]] : index
 // BIG-NEXT:   %[[W:.*]] = arith.constant 16 : index
 // BIG-NEXT:   %[[E:.*]] = arith.muli %[[LINE]], %[[W]] : index
-// BIG-NEXT:   %[[ROW:.*]] = arith.constant 1024 : index
-// BIG-NEXT:   %[[R:.*]] = arith.divui %[[E]], %[[ROW]] : index
-// BIG-NEXT:   %[[COLS:.*]] = arith.constant 1024 : index
-// BIG-NEXT:   %[[C:.*]] = arith.remui %[[E]], %[[COLS]] : index
-// BIG-NEXT:   memref.prefetch %A[%[[NEXT]], %[[R]], %[[C]]], read, locality<3>, data : memref<8x4x1024xf32>
+// BIG-NEXT:   memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<8x4x1024xf32>
 // BIG-NEXT:   %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>

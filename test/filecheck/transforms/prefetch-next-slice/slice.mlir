@@ -6,6 +6,8 @@
 // The first nest reads row o of A (4 x 32 floats: 512 bytes, 8 lines); the
 // second touches only T and O, 8 iterations on vectors: one prefetch each,
 // line g of A[o + 1] (element 16 g), at the start of the quiet loop's body.
+// The element is addressed as A[o + 1, 0, 16 g]: the last subscript runs on
+// past its extent into the slice's later rows (no division).
 
 func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -35,13 +37,10 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 // CHECK-NOT:       memref.prefetch
 // CHECK:         scf.for %j = %c0 to %c8 step %c1 {
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E:.*]] = arith.muli %j, %[[W]] : index
-// CHECK-NEXT:      %[[S1:.*]] = arith.constant 32 : index
-// CHECK-NEXT:      %[[I1:.*]] = arith.divui %[[E]], %[[S1]] : index
-// CHECK-NEXT:      %[[N2:.*]] = arith.constant 32 : index
-// CHECK-NEXT:      %[[I2:.*]] = arith.remui %[[E]], %[[N2]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[I1]], %[[I2]]], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
 // CHECK-NEXT:      %u = vector.reduction <add>, %t : vector<4xf32> into f32
 // CHECK-NEXT:      memref.store %u, %O[%o, %j] : memref<8x8xf32>
@@ -86,22 +85,19 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
 // CHECK-NEXT:      %[[A2:.*]] = arith.muli %a, %[[T2]] : index
 // CHECK-NEXT:      %[[G:.*]] = arith.addi %[[A2]], %b : index
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c2 : index
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[P:.*]] = arith.constant 2 : index
 // CHECK-NEXT:      %[[S0:.*]] = arith.muli %[[G]], %[[P]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E0:.*]] = arith.muli %[[S0]], %[[W]] : index
-// CHECK-NEXT:      %[[R:.*]] = arith.constant 16 : index
-// CHECK-NEXT:      %[[I0:.*]] = arith.divui %[[E0]], %[[R]] : index
-// CHECK-NEXT:      %[[N:.*]] = arith.constant 16 : index
-// CHECK-NEXT:      %[[J0:.*]] = arith.remui %[[E0]], %[[N]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[I0]], %[[J0]]], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E0]]], read, locality<3>, data : memref<8x16x16xf32>
 // CHECK-NEXT:      %[[P1:.*]] = arith.constant 2 : index
 // CHECK-NEXT:      %[[S1A:.*]] = arith.muli %[[G]], %[[P1]] : index
 // CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[S1:.*]] = arith.addi %[[S1A]], %[[ONE]] : index
 // CHECK-NEXT:      %[[W1:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E1:.*]] = arith.muli %[[S1]], %[[W1]] : index
-// CHECK:           memref.prefetch %A[%[[NEXT]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E1]]], read, locality<3>, data : memref<8x16x16xf32>
 // CHECK-NEXT:      vector.store %z, %O[%o, %b] : memref<8x16xf32>, vector<2xf32>
 // CHECK:         scf.for %i_1 = %c1 to %c9 step %c2 {
 // CHECK-NEXT:      %[[K:.*]] = arith.subi %i_1, %c1 : index
@@ -139,15 +135,12 @@ func.func @every_nest_reads(%A: memref<4x16x64xf32>, %O: memref<4x16x64xf32>) {
 // CHECK-LABEL: func.func @every_nest_reads(
 // CHECK:         scf.for %h = %c0 to %c16 step %c1 {
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[P:.*]] = arith.constant 4 : index
 // CHECK-NEXT:      %[[S:.*]] = arith.muli %h, %[[P]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E:.*]] = arith.muli %[[S]], %[[W]] : index
-// CHECK-NEXT:      %[[ROW:.*]] = arith.constant 64 : index
-// CHECK-NEXT:      %[[R:.*]] = arith.divui %[[E]], %[[ROW]] : index
-// CHECK-NEXT:      %[[COLS:.*]] = arith.constant 64 : index
-// CHECK-NEXT:      %[[C:.*]] = arith.remui %[[E]], %[[COLS]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[R]], %[[C]]], read, locality<3>, data : memref<4x16x64xf32>
-// CHECK-COUNT-3:   memref.prefetch %A[%[[NEXT]],
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<4x16x64xf32>
+// CHECK-COUNT-3:   memref.prefetch %A[%[[NEXT]], %[[ZERO]],
 // CHECK-NEXT:      scf.for %w = %c0 to %c64 step %c16 {
 // CHECK-NEXT:        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
