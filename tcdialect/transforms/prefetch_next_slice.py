@@ -21,10 +21,9 @@ caches flushed / back to back, in two runs): Kronecker3 256 x 16 x 32
 0.83-0.85x / 0.86x and layernorm 0.84-0.86x / 0.99x (4 KiB rows), tbmm
 0.88x / 1.06x, moments2 0.89-1.09x / 0.86-1.0x, rowsum 0.94-1.05x, einsum
 1.0x; the other 10 benchmark kernels do not change. `min-bytes` at 2 KiB
-measured the same. While each prefetch still split its element into one
-subscript per dimension (a division each), the 4 KiB rows cost tbmm 16-19%
-and layernorm 8% back to back; addressing the element through the last
-subscript alone (below) removed most of it.
+measured the same. Splitting each line's element into one subscript per
+dimension (a division each) instead of the last-subscript addressing below
+cost tbmm 16-19% and layernorm 8% back to back.
 
 Contract. For every `scf.for` and every outermost `scf.parallel` (its first
 dimension) with a constant step `s` and induction variable `%i`, and every
@@ -57,10 +56,11 @@ each is fetched at least once. The line's first element `e` is addressed as
 into the slice's later rows, which costs no division, and a prefetch takes
 any address (convert-to-llvm computes it without `inbounds`)::
 
-    scf.for %r = %c0 to %c32 step %c1 iter_args(...) {   // T = 32, L = 32
-      %e = %r * 16                                        // element of the slice
-      memref.prefetch %A[%o + 1, %c0, %c0, %e], read, locality<3>, data
-          : memref<256x32x32x32xf32>
+    // A: memref<256x16x32xf32>, slice A[o] of 2 KiB: L = 32; T = 32
+    scf.for %r = %c0 to %c32 step %c1 iter_args(...) {
+      %e = %r * 16                           // line r's first element
+      memref.prefetch %A[%o + 1, %c0, %e], read, locality<3>, data
+          : memref<256x16x32xf32>
       ...
 
 A nest without such a level (fewer iterations, a loop with variable bounds
