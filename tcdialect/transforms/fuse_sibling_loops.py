@@ -67,7 +67,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from tcdialect.dialects.memref import PrefetchOp
-from tcdialect.transforms.register_tile import defined_outside
+from tcdialect.transforms.ir_values import defined_outside
 
 MAX_CARRIED = 12
 """The most values a fused loop may carry (12 of 16 ymm registers with AVX2;

@@ -104,6 +104,7 @@ from xdsl.rewriter import InsertPoint
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.memref import PrefetchOp
 from tcdialect.transforms.expand_math_polynomials import EXPANDED_OPS
+from tcdialect.transforms.ir_values import constant_index, defined_outside
 
 _ELEMENTWISE = frozenset(
     (
@@ -133,21 +134,8 @@ class _Match:
     """The size from which `%M` is streamed, checked at run time (0: none)."""
 
 
-def _const_index(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
-def _outside(v: SSAValue, loop: Operation) -> bool:
-    owner = v.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    return op is None or not loop.is_ancestor(op)
-
-
 def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
-    if loop.iter_args or _const_index(loop.step) != 1:
+    if loop.iter_args or constant_index(loop.step) != 1:
         return None
     iv = loop.body.block.args[0]
     ops = list(loop.body.block.ops)[:-1]
@@ -166,10 +154,10 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
             return None
         min_bytes = 0  # no run-time check
     idx = list(store.indices)
-    if not idx or idx[-1] != iv or any(not _outside(v, loop) for v in idx[:-1]):
+    if not idx or idx[-1] != iv or any(not defined_outside(v, loop) for v in idx[:-1]):
         return None
     lanes = max(1, lanes32 * 32 // m.element_type.bitwidth)
-    lb, ub = _const_index(loop.lb), _const_index(loop.ub)
+    lb, ub = constant_index(loop.lb), constant_index(loop.ub)
     if lb is not None and ub is not None and ub - lb < 4 * lanes:
         return None
     for o in ops:
@@ -183,7 +171,7 @@ def _match(loop: scf.ForOp, lanes32: int, min_bytes: int) -> _Match | None:
             sub = list(o.indices)
             if any(v == iv for v in sub[:-1]):
                 return None
-            if any(v != iv and not _outside(v, loop) for v in sub):
+            if any(v != iv and not defined_outside(v, loop) for v in sub):
                 return None
             t = o.memref.type
             if sub[-1:] == [iv] and not (

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -77,14 +77,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tcrt import ParallelForOp
 from tcdialect.transforms.convert_affine_to_scf import IndexBuilder, Value
-
-
-def _constant_value(v: SSAValue) -> int | None:
-    """The value of an `arith.constant` of integer type, else None."""
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
+from tcdialect.transforms.ir_values import constant_index
 
 
 def _outermost_parallels(op: Operation) -> Iterator[scf.ParallelOp]:
@@ -104,7 +97,7 @@ def _check_supported(op: scf.ParallelOp) -> None:
             "outline-parallel-loops: scf.parallel with reductions is not supported"
         )
     for step in op.step:
-        value = _constant_value(step)
+        value = constant_index(step)
         if value is not None and value <= 0:
             raise TCError(
                 f"outline-parallel-loops: scf.parallel with non-positive step {value}"
@@ -130,7 +123,7 @@ def _used_from_outside(op: scf.ParallelOp) -> list[SSAValue]:
     """Values the outlined body of `op` needs, in capture order (module doc)."""
     # A constant lb0 / step0 is folded into `iv0`, not needed as a value.
     candidates = [
-        v for v in (op.lowerBound[0], op.step[0]) if _constant_value(v) is None
+        v for v in (op.lowerBound[0], op.step[0]) if constant_index(v) is None
     ]
     for lb, ub, step in zip(op.lowerBound[1:], op.upperBound[1:], op.step[1:]):
         candidates += [lb, ub, step]
@@ -149,7 +142,7 @@ def _trip_count(op: scf.ParallelOp, b: IndexBuilder) -> SSAValue:
     """`max(0, ceildiv(ub0 - lb0, step0))` for a positive step."""
 
     def known(v: SSAValue) -> Value:
-        c = _constant_value(v)
+        c = constant_index(v)
         return v if c is None else c
 
     lb, ub, step = known(op.lowerBound[0]), known(op.upperBound[0]), known(op.step[0])
@@ -214,7 +207,7 @@ def _outline(op: scf.ParallelOp, name: str) -> func.FuncOp:
         clone = c.owner.clone()
         entry.add_op(clone)
         mapping[c] = clone.results[0]
-        value = _constant_value(c)
+        value = constant_index(c)
         if value is not None and isinstance(c.type, IndexType):
             index_constants.setdefault(value, clone.results[0])
 
@@ -228,8 +221,8 @@ def _outline(op: scf.ParallelOp, name: str) -> func.FuncOp:
     entry.add_op(scf.ForOp(begin, end, one, [], chunk_body))
     entry.add_op(func.ReturnOp())
 
-    lb0 = _constant_value(op.lowerBound[0])
-    step0 = _constant_value(op.step[0])
+    lb0 = constant_index(op.lowerBound[0])
+    step0 = constant_index(op.step[0])
     b = IndexBuilder(top.constants)
     iv0 = b.value(
         b.add(

@@ -83,7 +83,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
     IndexType,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     NoneAttr,
@@ -95,6 +94,7 @@ from xdsl.rewriter import InsertPoint
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.memref import PrefetchOp
+from tcdialect.transforms.ir_values import constant_index, defined_outside
 
 LINE_BYTES = 64
 """Bytes one prefetch brings in (a cache line on x86 and Arm cores)."""
@@ -104,19 +104,6 @@ _LOADS = (memref.LoadOp, vector.LoadOp, vector.MaskedLoadOp)
 
 MAX_PER_ITERATION = 4
 """At most this many prefetches per iteration of the loop that holds them."""
-
-
-def _const(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
-def _outside(v: SSAValue, loop: Operation) -> bool:
-    owner = v.owner
-    where = owner if isinstance(owner, Operation) else owner.parent_op()
-    return where is None or not loop.is_ancestor(where)
 
 
 @dataclass
@@ -140,7 +127,11 @@ def _levels(nest: scf.ForOp) -> list[_Level]:
     trips: list[int] = []
     loop: scf.ForOp | None = nest
     while loop is not None:
-        lb, ub, step = _const(loop.lb), _const(loop.ub), _const(loop.step)
+        lb, ub, step = (
+            constant_index(loop.lb),
+            constant_index(loop.ub),
+            constant_index(loop.step),
+        )
         if lb is None or ub is None or step is None or step <= 0:
             break
         trips = [*trips, max(0, -(-(ub - lb) // step))]
@@ -193,7 +184,7 @@ def _slice(
         if iv not in indices:
             return None
         d = indices.index(iv)
-        if any(not _outside(v, loop) for v in indices[:d]):
+        if any(not defined_outside(v, loop) for v in indices[:d]):
             return None
         if prefix is None:
             prefix = indices[:d]
@@ -218,9 +209,9 @@ class _Builder(Builder):
         return self.val(arith.ConstantOp.from_int_and_width(value, IndexType()))
 
     def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if b == 0 or (isinstance(b, SSAValue) and _const(b) == 0):
+        if b == 0 or (isinstance(b, SSAValue) and constant_index(b) == 0):
             return a
-        if _const(a) == 0 and isinstance(b, SSAValue):
+        if constant_index(a) == 0 and isinstance(b, SSAValue):
             return b
         return self.val(
             arith.AddiOp(a, b if isinstance(b, SSAValue) else self.index(b))
@@ -230,7 +221,7 @@ class _Builder(Builder):
         return a if b == 1 else self.val(arith.MuliOp(a, self.index(b)))
 
     def div(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if b == 1 or (isinstance(b, SSAValue) and _const(b) == 1):
+        if b == 1 or (isinstance(b, SSAValue) and constant_index(b) == 1):
             return a
         return self.val(
             arith.DivUIOp(a, b if isinstance(b, SSAValue) else self.index(b))
@@ -266,7 +257,7 @@ def _emit(
         g: SSAValue | None = None
         for level, loop in enumerate(chain):
             iv = loop.body.block.args[0]
-            k = iv if _const(loop.lb) == 0 else b.val(arith.SubiOp(iv, loop.lb))
+            k = iv if constant_index(loop.lb) == 0 else b.val(arith.SubiOp(iv, loop.lb))
             k = b.mul(b.div(k, loop.step), prod(lv.trips[level + 1 :]))
             g = k if g is None else b.add(g, k)
         assert g is not None
@@ -314,13 +305,13 @@ def prefetch_next_slice(
     count = 0
     done: list[tuple[Operation, SSAValue]] = []
     for loop, iv, step in _loops(module):
-        if _const(step) is None:
+        if constant_index(step) is None:
             continue
         body = loop.regions[0].block
         uses: dict[SSAValue, list[Operation]] = {}
         for op in loop.walk():
             for v in op.operands:
-                if isinstance(v.type, MemRefType) and _outside(v, loop):
+                if isinstance(v.type, MemRefType) and defined_outside(v, loop):
                     uses.setdefault(v, []).append(op)
         nests = [op for op in body.ops if isinstance(op, scf.ForOp)]
         for m, ops in uses.items():

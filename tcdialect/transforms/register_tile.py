@@ -289,6 +289,7 @@ from tcdialect.diagnostics import TCError
 from tcdialect.dialects.affine import LoadOp, StoreOp, parallel_op
 from tcdialect.dialects.memref import PrefetchOp
 from tcdialect.poly.scop import Scop, extract_scop, tiles_cover
+from tcdialect.transforms.ir_values import defined_outside
 
 # --------------------------------------------------------------------------
 # Tables
@@ -1235,13 +1236,6 @@ def _hoist_point(
         trips = None if ext is None or trips is None else trips * ext
         anchor = loop = parent
     return anchor, trips
-
-
-def defined_outside(v: SSAValue, loop: Operation) -> bool:
-    """Whether `v` is defined outside `loop` (so it is available before it)."""
-    owner = v.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    return op is None or (op is not loop and not loop.is_ancestor(op))
 
 
 def _gatherable(a: _Access, iv: SSAValue) -> bool:
