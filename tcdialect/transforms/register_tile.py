@@ -238,7 +238,11 @@ one masked: 26 columns by 16 lanes keep NV = 2), and NV grows by one when
 that covers a static extent in one strip and MR x NV accumulators still fit
 in 24 of 32 zmm (12 of 16 ymm): 54 columns by 4 rows are 4 x 4, the last
 vector masked, instead of 4 x 3 and a strip of 4 x 1 (gconv: 0.977x,
-paired, 20 rounds).
+paired, 20 rounds). When the columns are one vector (NV = 1) with 16 lanes
+and the static row extent is a multiple of 16, MR is 16: 8 x 1 has just the
+8 FMA chains that two pipes of 4-cycle FMAs need and a column load per 8
+FMAs (Kronecker3's three mode products, 16 columns by 32 or 16 rows:
+0.91-0.96x the time, paired, Zen 5).
 
 Mode 2 needs a reduction loop of at least VL iterations (or an unknown
 number). Nests that do not match are left alone (non-reductions, several statements,
@@ -1369,6 +1373,10 @@ def _pack_pays(plan: _Plan, panel: list[Operation]) -> bool:
     return True
 
 
+ROWS_ONE_VECTOR = 16
+"""Mode 1 on 32-register hosts: MR when the columns are one vector (`_factors`)."""
+
+
 def _default_rows(lanes32: int) -> int:
     """MR for mode 1: 8 x 3 accumulators of 32 zmm, 6 x 2 of 16 ymm, 4 x 2."""
     return 8 if lanes32 >= 16 else 6 if lanes32 >= 8 else 4
@@ -1398,6 +1406,14 @@ def _factors(plan: _Plan, lanes32: int, rows: int, vectors: int) -> list[int]:
                 if need == nv + 1 and mr * need <= (24 if big else 12):
                     nv = need
                 nv = max(1, min(nv, need))
+                if nv == 1 and big and not rows and mr == _default_rows(lanes32):
+                    # one vector of columns: MR = 8 gives 8 FMA chains, just
+                    # enough for 2 pipes of 4-cycle FMAs, and a column load
+                    # per 8 FMAs; 16 rows (when they divide the extent: no
+                    # remainder strip) ran Kronecker3 0.91-0.96x the time
+                    ext = plan.dim(plan.unrolled[0]).static_extent()
+                    if ext is not None and ext % ROWS_ONE_VECTOR == 0:
+                        mr = ROWS_ONE_VECTOR
         return [nv] if len(plan.unrolled) == 1 else [mr, nv]
     if len(plan.unrolled) == 2:
         defaults = [rows or (4 if big else 3), vectors or (4 if big else 3)]
