@@ -145,6 +145,21 @@ def test_matmul(shape: tuple[int, int, int], specialize: bool, options: Any) -> 
     )
 
 
+@pytest.mark.parametrize("pack", ["always", "never"])
+@pytest.mark.parametrize("shape", [(32, 9, 16), (48, 33, 16), (16, 5, 11), (64, 3, 7)])
+def test_one_vector_of_columns_takes_16_rows(shape: tuple[int, int, int], pack: str):
+    # 16 lanes and at most one vector of columns: strips of 16 rows
+    m, k, n = shape
+    rng = np.random.default_rng(m + k + n)
+    run_tiled(
+        MATMUL,
+        [rand(rng, m, k), rand(rng, k, n)],
+        threads=2,
+        vector_width=16,
+        pack=pack,
+    )
+
+
 @pytest.mark.parametrize("options", CONFIGS)
 @pytest.mark.parametrize("shape", [(19, 23, 37), (8, 16, 32)])
 def test_transposed_operand_rows_are_packed(
