@@ -4,9 +4,10 @@
 (`runner.thread_limits`). Peak compute is the best of NumPy (OpenBLAS) and
 torch sgemm at 2048 and a loop of independent vector FMAs on `threads`
 threads (`tcdialect.backend.peak`: the FMA units' rate, which a BLAS kernel
-built for an older ISA reaches only half of); bandwidth is the best of STREAM-style kernels (copy
-counts 2 arrays, triad 3, read 1; 128 MiB arrays; decimal GB) by NumPy,
-torch and, when it works, our own copy and triad kernels. The roofline
+built for an older ISA reaches only half of); bandwidth is the best of
+STREAM-style kernels (copy counts 2 arrays, triad 3, read 1; 128 MiB
+arrays; decimal GB) by NumPy, torch and, when it works, our own copy and
+triad kernels. The roofline
 bound of a kernel is max(flops / peak, compulsory bytes / bandwidth).
 """
 

@@ -73,8 +73,8 @@ def stage_passes(
     them). ``loops`` starts with
     `contract-temporaries`, `register-tile` (vector width from the host;
     left out when `register_tile` is False) and `fuse-sibling-loops`;
-    `prefetch-next-slice` runs on the `scf.parallel` loops before they are
-    outlined; after
+    `prefetch-next-slice` runs before `outline-parallel-loops`, while the
+    parallel loops are still `scf.parallel`; after
     `outline-parallel-loops`, `nontemporal-stores` streams large outputs out
     (vector width from the host), and `expand-math-polynomials`
     scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
