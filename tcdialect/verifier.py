@@ -17,6 +17,10 @@ verifier leaves out:
   does not check: one past the last (`<{predicate = 99 : i64}>` in the
   generic form) crashed the printer, and a negative one printed as another
   predicate (`-1` as the last).
+- **GEP indices that the printer can print.** `llvm.getelementptr` keeps
+  its constant indices as integers and marks each SSA index with
+  -2147483648 (`GEP_USE_SSA_VAL`); a constant index of that value without
+  its SSA operand crashed the printer ("internal error: IndexError").
 - **Dominance** (MLIR's rule for SSA regions): every operand of an op is
   defined by an op or block argument that dominates the use. A block
   argument of block `B` dominates the ops of `B` and of the blocks `B`
@@ -61,6 +65,7 @@ def verify(op: Operation) -> None:
     except Exception as err:
         _locate(op, err)
     _check_predicates(op)
+    _check_gep_indices(op)
     _Dominance().check(op)
 
 
@@ -86,6 +91,21 @@ def _check_predicates(top: Operation) -> None:
                 op.emit_error(
                     f"Operation does not verify: {message}", VerifyException(message)
                 )
+
+
+def _check_gep_indices(top: Operation) -> None:
+    for op in top.walk():
+        if not isinstance(op, llvm.GEPOp):
+            continue
+        raw = list(op.rawConstantIndices.iter_values())
+        if raw.count(llvm.GEP_USE_SSA_VAL) != len(op.ssa_indices):
+            message = (
+                f"constant index {llvm.GEP_USE_SSA_VAL} is reserved (xDSL marks "
+                "SSA indices with it)"
+            )
+            op.emit_error(
+                f"Operation does not verify: {message}", VerifyException(message)
+            )
 
 
 def _locate(top: Operation, err: Exception) -> None:

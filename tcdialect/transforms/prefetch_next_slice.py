@@ -321,6 +321,8 @@ def prefetch_next_slice(
             if sl is None or not min_bytes <= sl.bytes <= max_bytes:
                 continue
             lines = -(-sl.bytes // LINE_BYTES)
+            if not lines:
+                continue  # an empty slice (min-bytes=0)
             quiet = [n for n in nests if not _reads(n, m)] or nests
             levels: list[_Level] = []
             for nest in quiet:
