@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import numpy as np
@@ -52,6 +52,7 @@ from tcdialect.pipeline import (
 )
 from tcdialect.reference import numpy_dtype, prepare_inputs
 from tcdialect.runtime.cpu import (
+    NDARRAY_LAYOUT,
     CpuLauncher,
     FixedCall,
     Signature,
@@ -137,6 +138,9 @@ class CompiledKernel:
     #: Bound sizes when specialised (else None: sizes come from each call).
     sizes: dict[str, int] | None
     compile_seconds: float
+    #: The call plans made for it, by shape key (shared by every `Kernel`
+    #: that finds this compiled code in the cache).
+    plans: dict[tuple[Any, ...], _Plan] = field(default_factory=dict, repr=False)
 
 
 _CACHE: dict[tuple[Any, ...], CompiledKernel] = {}
@@ -186,7 +190,7 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Plan:
     """A call for one shape key with every check but the per-array ones done.
 
@@ -199,15 +203,54 @@ class _Plan:
     method), 2 threads: a one-row kernel 0.260 -> 0.225 ms, 1 thread
     0.094 -> 0.079 ms. Anything the checks do not accept takes the general
     path, which raises the precise error or handles the case.
+
+    From its second run on, a plan has a `stub` that makes the same checks
+    and the call in host code (`tcdialect.backend.call_stub`), taking the
+    ndarray objects; a call tries the stub of the kernel's last plan first.
+    Compiling a stub takes ~3 ms, so shapes seen once (a generic kernel fed
+    ever new shapes) never pay for one. No stub where NumPy's object layout
+    is unknown (`NDARRAY_LAYOUT`) or the kernel reports checked reads through
+    an error flag. With the caches flushed before each call, 2 threads: a
+    64-element kernel 46 -> 16 µs, `tbmm_500x26x72x26` 0.25 -> 0.20 ms; warm,
+    the 64-element call 3.2 -> 0.8 µs.
     """
 
     call: FixedCall
+    #: Address of the compiled entry function.
+    entry: int
+    in_dtypes: tuple[np.dtype[Any], ...]
+    in_shapes: tuple[tuple[int, ...], ...]
     in_strides: tuple[tuple[int, ...], ...]
     in_nbytes: tuple[int, ...]
     out_shapes: tuple[tuple[int, ...], ...]
     out_dtypes: tuple[np.dtype[Any], ...]
     out_strides: tuple[tuple[int, ...], ...]
     out_nbytes: tuple[int, ...]
+    runs: int = 0
+    stub: Callable[..., int] | None = None
+
+    def ran(self) -> None:
+        """Count a run; make the stub on the second."""
+        self.runs += 1
+        if self.runs != 2 or NDARRAY_LAYOUT is None or self.call.error_slot is not None:
+            return
+        from tcdialect.backend.call_stub import StubArray, compile_call_stub
+
+        # NumPy's builtin dtype objects, which new arrays of these types hold
+        specs = [
+            StubArray(shape, strides, np.dtype(dt.str), n, output=False)
+            for shape, strides, dt, n in zip(
+                self.in_shapes, self.in_strides, self.in_dtypes, self.in_nbytes
+            )
+        ] + [
+            StubArray(shape, strides, np.dtype(dt.str), n, output=True)
+            for shape, strides, dt, n in zip(
+                self.out_shapes, self.out_strides, self.out_dtypes, self.out_nbytes
+            )
+        ]
+        self.stub = compile_call_stub(
+            self.entry, self.call.template, self.call.slots, specs, NDARRAY_LAYOUT
+        )
 
 
 def _returned(out: Any, outputs: list[Array]) -> Array | tuple[Array, ...]:
@@ -262,6 +305,8 @@ class Kernel:
         self._bound: dict[tuple[Any, ...], _Bound] = {}
         self._compiled: dict[tuple[Any, ...], CompiledKernel] = {}
         self._plans: dict[tuple[Any, ...], _Plan] = {}
+        #: The plan of the last call, whose stub the next call tries first.
+        self._last: _Plan | None = None
         self._seen_generation = Kernel._generation
 
     def __repr__(self) -> str:
@@ -387,6 +432,7 @@ class Kernel:
         if self._seen_generation != Kernel._generation:
             self._compiled.clear()
             self._plans.clear()
+            self._last = None
             self._seen_generation = Kernel._generation
         compiled = self._compiled.get(key)
         if compiled is not None:
@@ -453,6 +499,25 @@ class Kernel:
     # ------------------------------------------------------------ call
 
     def __call__(self, *inputs: Any, out: Any = None) -> Array | tuple[Array, ...]:
+        last = self._last
+        if last is not None and self._seen_generation == Kernel._generation:
+            # the shapes of the last call again: its stub checks and calls
+            stub = last.stub
+            if len(inputs) == len(last.in_nbytes) and stub is not None:
+                kind = type(out)
+                if kind is tuple or kind is list:
+                    if len(out) == len(last.out_nbytes) and not stub(*inputs, *out):
+                        return out
+                elif out is None:
+                    outputs = [
+                        np.empty(shape, dtype=dt)
+                        for shape, dt in zip(last.out_shapes, last.out_dtypes)
+                    ]
+                    if not stub(*inputs, *outputs):
+                        return _returned(None, outputs)
+                elif kind is np.ndarray:
+                    if len(last.out_nbytes) == 1 and not stub(*inputs, out):
+                        return out
         plan = self._plans.get(self._shape_key(inputs))  # type: ignore[arg-type]
         if plan is None or self._seen_generation != Kernel._generation:
             return self._call(inputs, out)
@@ -497,6 +562,8 @@ class Kernel:
         if out is None:
             pointers += [data_pointer(o) for o in outputs]
         plan.call.run(pointers)
+        self._last = plan
+        plan.ran()
         return _returned(out, outputs)
 
     def _call(self, inputs: Sequence[Any], out: Any) -> Array | tuple[Array, ...]:
@@ -508,9 +575,15 @@ class Kernel:
         outputs = self._outputs(bound, out, arrays)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(compiled, arrays, bound)
+            plan = compiled.plans.get(key)
+            if plan is None:
+                plan = compiled.plans.setdefault(
+                    key, self._plan(compiled, arrays, bound)
+                )
             self._plans[key] = plan
         plan.call.run([data_pointer(a) for a in (*arrays, *outputs)])
+        self._last = plan
+        plan.ran()
         return _returned(out, outputs)
 
     def _plan(
@@ -518,10 +591,14 @@ class Kernel:
     ) -> _Plan:
         dtypes = tuple(np.dtype(dt) for dt in self.out_dtypes)
         shapes = tuple(tuple(s) for s in bound.out_shapes)
+        call = compiled.launcher.fixed(
+            [a.shape for a in arrays], bound.out_shapes, bound.sizes
+        )
         return _Plan(
-            compiled.launcher.fixed(
-                [a.shape for a in arrays], bound.out_shapes, bound.sizes
-            ),
+            call,
+            compiled.launcher.address,
+            tuple(a.dtype for a in arrays),
+            tuple(a.shape for a in arrays),
             tuple(_c_strides(a.shape, a.itemsize) for a in arrays),
             tuple(a.nbytes for a in arrays),
             shapes,

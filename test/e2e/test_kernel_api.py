@@ -123,7 +123,7 @@ def test_views_pass_their_own_first_element() -> None:
     # (checked against arr.ctypes.data when tcdialect is imported)
     from tcdialect.runtime import cpu
 
-    assert cpu._DATA_OFFSET is not None  # the fast path is on here
+    assert cpu.NDARRAY_LAYOUT is not None  # the fast path is on here
     base = np.arange(40, dtype=np.float32)
     for arr in (
         base,
@@ -175,6 +175,50 @@ def test_known_shapes_take_the_short_path(monkeypatch: pytest.MonkeyPatch) -> No
         mm(A, B, out=np.empty((5, 3), np.float64))  # a bad call: the general path
 
 
+def test_repeated_shapes_take_the_call_stub(monkeypatch: pytest.MonkeyPatch) -> None:
+    tcdialect.clear_cache()  # plans live with the compiled code, shared by kernels
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(5, 4), rand(4, 3, seed=1)
+    want = mm(A, B)
+    assert mm._last is not None and mm._last.stub is None  # made on the 2nd run
+    np.testing.assert_array_equal(mm(A, B), want)
+    assert mm._last.stub is not None
+
+    def python_path(*args: object) -> None:
+        raise AssertionError("the Python path ran")
+
+    monkeypatch.setattr(mm, "_shape_key", python_path)
+    np.testing.assert_array_equal(mm(A.copy(), B), want)  # out=None
+    C = np.full((5, 3), np.nan, np.float32)
+    assert mm(A, B, out=C) is C
+    np.testing.assert_array_equal(C, want)
+    for out in ((np.empty((5, 3), np.float32),), [np.empty((5, 3), np.float32)]):
+        assert mm(A, B, out=out) is out
+        np.testing.assert_array_equal(out[0], want)
+    for bad in (
+        lambda: mm(A, B, out=np.empty((5, 3), np.float64)),
+        lambda: mm(A.astype(np.float64), B),
+        lambda: mm(A, B, out=(C, C)),
+        lambda: mm(A, out=C),
+        lambda: mm(A, B, out=np.empty((3, 5), np.float32).T),
+    ):  # the stub rejects: the Python path runs (and raises here)
+        with pytest.raises(AssertionError, match="Python path"):
+            bad()
+
+
+def test_alternating_shapes_are_each_right() -> None:
+    mm = tcdialect.define(MATMUL)
+    pairs = [(rand(5, 4), rand(4, 3, seed=1)), (rand(2, 6), rand(6, 7, seed=2))]
+    for _ in range(3):
+        for A, B in pairs:
+            np.testing.assert_allclose(mm(A, B), A @ B, rtol=1e-5, atol=1e-6)
+            C = np.empty((A.shape[0], B.shape[1]), np.float32)
+            assert mm(A, B, out=C) is C
+            np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TCError, match=r"output 'C'.*shape"):
+        mm(*pairs[0], out=np.empty((2, 7), np.float32))
+
+
 def test_data_dependent_read_out_of_bounds_names_the_tensor() -> None:
     k = tcdialect.define(GATHER)
     E = rand(5, 3)
@@ -191,6 +235,8 @@ def test_generic_code_serves_every_shape() -> None:
         A, B = rand(m, k), rand(k, n, seed=2)
         np.testing.assert_allclose(mm(A, B), A @ B, rtol=1e-5, atol=1e-6)
     assert len(mm._compiled) == 4 and len({id(c) for c in mm._compiled.values()}) == 1
+    # each shape ran once: no call stub was compiled for any
+    assert all(p.stub is None for p in mm._plans.values())
 
 
 def test_compiled_code_is_cached_across_kernels() -> None:
