@@ -32,3 +32,8 @@ os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 # puts them to sleep at once; NumPy pays a wake-up of microseconds per call.
 # Read when NumPy loads OpenBLAS: set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# torch loads libgomp before our first kernel does, and our kernels then share
+# it: libgomp reads GOMP_SPINCOUNT there, and tcdialect's default of 300
+# (backend/cpu.py, applied only when tcdialect loads libgomp first) does not
+# apply. The report states what libgomp saw.
+GOMP_SPINCOUNT_AT_START = os.environ.get("GOMP_SPINCOUNT")

@@ -12,6 +12,7 @@ import math
 import os
 import statistics
 
+from bench import GOMP_SPINCOUNT_AT_START
 from bench.harness import TOLERANCE
 from bench.runner import IMPLS, ImplResult, Row, RunResult
 
@@ -20,6 +21,20 @@ HEADER = (
     "| torch ms (×bound) | ours / best peer | floor ms (ours ×floor) "
     "| cold compile s | cached compile s |"
 )
+
+
+def _gomp_note() -> str:
+    """How libgomp, loaded by torch and shared by our kernels, waits."""
+    spin = GOMP_SPINCOUNT_AT_START
+    if spin is None:
+        return (
+            "libgomp (torch's, which our kernels share) loaded by torch with "
+            "`GOMP_SPINCOUNT` unset: idle workers poll ~300000 times (ms) "
+            "before sleeping, so they are awake after the flush (tcdialect "
+            "alone sets 300: a 2-thread call after an idle gap then waits "
+            "~50-100 µs for its worker on this VM); "
+        )
+    return f"libgomp (torch's, shared by ours) loaded with `GOMP_SPINCOUNT={spin}`; "
 
 
 def _ms(seconds: float) -> str:
@@ -262,6 +277,7 @@ def markdown(result: RunResult) -> str:
         "their default spin of ~0.1 s took the cores from the next timed call); "
         "`OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` unset, so OpenBLAS picks its "
         "own kernel; "
+        + _gomp_note()
         + (
             "96 MiB cache flush before each timed call; "
             if result.flush
