@@ -33,7 +33,8 @@ filecheck: venv
 demo: venv
 	$(BIN)/python examples/demo.py
 
-# Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md; ~10 min).
+# Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md; ~1 min on the
+# 2-core Zen 5 VM, 4-6 min on the older Zen 3 one).
 # Extra arguments: make bench BENCH_ARGS="--quick" (or --only, --threads ...).
 BENCH_STAMP := $(VENV)/.bench-stamp
 
