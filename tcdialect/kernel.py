@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -228,14 +229,19 @@ class _Plan:
     out_nbytes: tuple[int, ...]
     runs: int = 0
     stub: Callable[..., int] | None = None
+    #: Why the stub could not be compiled (then no stub is tried again).
+    stub_error: str | None = None
 
     def ran(self) -> None:
         """Count a run; make the stub on the second (once: racing threads
-        may both make one, and either serves)."""
+        may both make one, and either serves). A stub that fails to compile
+        is an internal error, but the call it would speed up has already
+        run: it becomes a `RuntimeWarning` and calls keep the Python path."""
         self.runs += 1
         if (
             self.runs < 2
             or self.stub is not None
+            or self.stub_error is not None
             or NDARRAY_LAYOUT is None
             or self.call.error_slot is not None
         ):
@@ -254,9 +260,18 @@ class _Plan:
                 self.out_shapes, self.out_strides, self.out_dtypes, self.out_nbytes
             )
         ]
-        self.stub = compile_call_stub(
-            self.entry, self.call.template, self.call.slots, specs, NDARRAY_LAYOUT
-        )
+        try:
+            self.stub = compile_call_stub(
+                self.entry, self.call.template, self.call.slots, specs, NDARRAY_LAYOUT
+            )
+        except TCError as err:
+            self.stub_error = str(err)
+            warnings.warn(
+                f"tcdialect: internal error: no call stub ({err}); "
+                "calls of these shapes take the Python path",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def _returned(out: Any, outputs: list[Array]) -> Array | tuple[Array, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -204,6 +205,28 @@ def test_repeated_shapes_take_the_call_stub(monkeypatch: pytest.MonkeyPatch) -> 
     ):  # the stub rejects: the Python path runs (and raises here)
         with pytest.raises(AssertionError, match="Python path"):
             bad()
+
+
+def test_a_stub_that_fails_to_compile_warns_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tcdialect.backend import call_stub
+
+    def broken(*args: object) -> None:
+        raise TCError("invalid LLVM IR: (injected)")
+
+    monkeypatch.setattr(call_stub, "compile_call_stub", broken)
+    tcdialect.clear_cache()
+    mm = tcdialect.define(MATMUL)
+    A, B = rand(5, 4), rand(4, 3, seed=1)
+    mm(A, B)
+    with pytest.warns(RuntimeWarning, match="no call stub.*injected"):
+        got = mm(A, B)  # the second run tries to make the stub
+    np.testing.assert_allclose(got, A @ B, rtol=1e-5, atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second attempt, no second warning
+        np.testing.assert_allclose(mm(A, B), A @ B, rtol=1e-5, atol=1e-6)
+    tcdialect.clear_cache()
 
 
 def test_alternating_shapes_are_each_right() -> None:
