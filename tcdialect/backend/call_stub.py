@@ -18,8 +18,9 @@ that reads the fields of each `np.ndarray` object at the offsets of
 `tcdialect.runtime.cpu.NdarrayLayout` and
 
 * returns 1, having run nothing, unless every argument is exactly an
-  `np.ndarray` (not a subclass) with the expected number of dimensions,
-  shape, strides and dtype object, every output is writeable, and no output
+  `np.ndarray` (not a subclass) with the expected number of dimensions
+  (checked before the dimensions and strides are read: a 0-d array has
+  none), shape, strides and dtype object, every output is writeable, and no output
   overlaps an input or an earlier output (address ranges, as `Kernel`'s
   Python checks);
 * otherwise calls the kernel at `entry` with the fixed argument list
@@ -135,7 +136,11 @@ def call_stub_ir(
         is_array = w.equal("i64", ty, ndarray_type)
         w.emit(f"br i1 {is_array}, label %fields{i}, label %reject")
         w.label(f"fields{i}")
-        checks = [w.equal("i32", w.load("i32", obj, layout.nd), len(spec.shape))]
+        # the rank first: a 0-d array has no dimensions and strides to read
+        rank = w.equal("i32", w.load("i32", obj, layout.nd), len(spec.shape))
+        w.emit(f"br i1 {rank}, label %ranked{i}, label %reject")
+        w.label(f"ranked{i}")
+        checks: list[str] = []
         if spec.shape:
             dims = w.load("ptr", obj, layout.dimensions)
             strides = w.load("ptr", obj, layout.strides)

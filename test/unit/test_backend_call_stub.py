@@ -100,6 +100,8 @@ def _bad_calls() -> dict[str, tuple[object, object]]:
         "a subclass": (A.view(Sub), out),
         "a scalar": (np.float32(1), out),
         "rank": (A.reshape(12), out),
+        "rank 0": (np.array(1.0, np.float32), out),
+        "output rank 0": (A, np.array(1.0, np.float32)),
         "shape": (np.ones((3, 4), np.float32), out),
         "strides": (np.ones((3, 4), np.float32).T, out),
         "dtype": (A.astype(np.float64), out),
