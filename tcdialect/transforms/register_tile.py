@@ -1,4 +1,4 @@
-"""`register-tile{vector-width=0 rows=0 vectors=0 pack=auto}`: reductions in vector registers.
+"""`register-tile{vector-width=0 rows=0 vectors=0 pack=auto pair-tails=true}`: reductions in vector registers.
 
 An affine → affine pass (docs/pipeline.md: `affine` / `scheduled` stage
 IR), meant to run after `affine-isl-schedule` (or right after
@@ -78,6 +78,26 @@ instead: a strip of exactly the `ceil(rem / VL)` vectors left, only its last
 vector masked (54 columns by 3 x 16: 48, then one masked vector; 45 by 2 x 8:
 32, then 2 vectors with the second masked), so the remainder keeps MR x count
 accumulators instead of MR x 1.
+
+Pair tails (`pair-tails=true`): when the column extent is a known number
+whose last vector uses at most half its lanes, the masked vectors of rows
+`2i` and `2i + 1` of a strip are one vector, lanes `[0, VL/2)` for the first
+row and `[VL/2, VL)` for the second (`_Kernel._pair_tails`); an odd last row
+keeps its own. Each op of the body is lane-wise, so the pair needs one FMA
+where the two rows needed two: group conv's 4 x 4 tile (3 full vectors and
+6 of 16 lanes per row) runs 14 FMAs per step instead of 16::
+
+    %b = vector.maskedload %B[%k, %n16], %m6 : ..., vector<8xi1>, vector<8xf32>
+    %bb = vector.shuffle %b, %b [0, ..., 15]      // both rows read B's tail
+    %aa = vector.shuffle %a0, %a1 [0, ..., 7, 24, ..., 31]  // A[m], A[m + 1]
+    %acc' = math.fma %aa, %bb, %acc
+    ...
+    %lo = vector.shuffle %acc', %acc' [0, ..., 7]   // row m, then row m + 1
+    vector.maskedstore %C[%m, %n16], %m6, %lo
+
+(Paired, 2 threads, 20-30 rounds, against `pair-tails=false`: group conv
+0.91-0.97x the time from cache and 0.96-0.97x after a cache flush; conv2d
+0.99x and 0.95-0.96x.)
 
 (`u_end = lb_u + ((ub_u - lb_u) floordiv MR) * MR` etc., with `ub` clamped
 to `>= lb`; index arithmetic is `affine.apply` / `arith.maxsi/minsi`, folded
@@ -242,7 +262,8 @@ paired, 20 rounds). When the columns are one vector (NV = 1) with 16 lanes
 and the static row extent is a multiple of 16, MR is 16: 8 x 1 has just the
 8 FMA chains that two pipes of 4-cycle FMAs need and a column load per 8
 FMAs (Kronecker3's three mode products, 16 columns by 32 or 16 rows:
-0.91-0.96x the time, paired, Zen 5).
+0.91-0.96x the time, paired, Zen 5). `pair-tails=false` keeps one masked
+vector per row.
 
 Mode 2 needs a reduction loop of at least VL iterations (or an unknown
 number). Nests that do not match are left alone (non-reductions, several statements,
@@ -605,6 +626,8 @@ class _Plan:
     finish: _Finish | None = None
     """The pointwise updates of T after the band, folded into the last tile
     (`_final`)."""
+    pair_tails: bool = True
+    """Mode 1: pack the masked tail vectors of two rows into one (`_Kernel`)."""
     prefetched: dict[tuple[SSAValue, SSAValue, bool], Operation] = field(
         default_factory=dict[tuple[SSAValue, SSAValue, bool], Operation]
     )
@@ -2225,6 +2248,21 @@ class _Rewriter:
         loop_em.op(StoreOp(x, buf, [*prefix, *rel, lane]))
 
 
+def _erase_unused(value: SSAValue) -> None:
+    """Erase `value`'s op if nothing uses it, and so on up its operands
+    (pure index arithmetic and masks only)."""
+    owner = value.owner
+    if value.uses or not isinstance(
+        owner, vector.CreateMaskOp | xaffine.ApplyOp | arith.ConstantOp
+    ):
+        return
+    operands = list(owner.operands)
+    owner.detach()
+    owner.erase()
+    for x in operands:
+        _erase_unused(x)
+
+
 class _Kernel:
     """One register tile: accumulators, the reduction loops, the stores."""
 
@@ -2279,6 +2317,112 @@ class _Kernel:
             for i in range(c):
                 off = i * var.stride
                 self.offsets[(iv, i)] = em.index(em.sym(lambda s0, o=off: s0 + o, base))
+        self.pairs: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        """Pair points -> their two rows' points (`_pair_tails`)."""
+        self.half_mask: SSAValue | None = None
+        self.pair_iv: SSAValue | None = None
+        self._pair_tails(em)
+        self.flat_points = [
+            q for p in self.points for q in (self.pairs[p] if p in self.pairs else (p,))
+        ]
+        """The points with each pair point as its two rows' points."""
+
+    def _pair_tails(self, em: _Emitter) -> None:
+        """Mode 1: when the masked vector of each row uses at most half of
+        its lanes, the masked vectors of rows `2i` and `2i + 1` of the row
+        loop `u` become one vector (a *pair point*), lanes `[0, VL/2)` for
+        row `2i` and `[VL/2, VL)` for row `2i + 1`. Every op of the body is
+        lane-wise, so the pair runs the same FMAs on half as many vectors:
+        54 columns by 16 lanes are 3 full vectors and a masked one of 6
+        lanes per row, and 4 rows take 14 FMAs per step instead of 16.
+
+        A pair point has `u` coordinate `-1 - 2i`. Its values (`_Body`): a
+        vector load is two half-width loads masked to the tail's lanes (one,
+        repeated, when `u` does not move it), a value that depends on `u`
+        but not on the vector IV the blend of its two rows' broadcasts, and
+        a value that depends on neither is the scalar. Its accumulator is
+        split into the two rows' halves before the folded updates and the
+        (masked) stores.
+
+        Only with a static extent of the vector IV (so that the tail's lane
+        count is known), one row loop, and no packed panels or rows."""
+        plan = self.plan
+        if (
+            plan.mode != 1
+            or not plan.pair_tails
+            or self.mask is None
+            or self.packed
+            or self.rw.row_buffers
+            or len(self.dims) != 2
+            or plan.lanes % 2
+        ):
+            return
+        ext = plan.dim(plan.vec_iv).static_extent()
+        tail = None if ext is None else ext % plan.lanes
+        if tail is None or not 0 < tail <= plan.lanes // 2:
+            return
+        (u,) = [d for d in self.dims if d != plan.vec_iv]
+        ui, vi = self.dims.index(u), self.dims.index(plan.vec_iv)
+        rows = self.counts[ui]
+        if rows < 2:
+            return
+        self.pair_iv = u
+        half = VectorType(IntegerType(1), [plan.lanes // 2])
+        self.half_mask = em.val(
+            vector.CreateMaskOp([em.constant(tail, IndexType())], half)
+        )
+        points: list[tuple[int, ...]] = []
+        for p in self.points:
+            i = p[ui]
+            if p[vi] != self.mask_point or i + 1 - i % 2 >= rows:
+                points.append(p)  # a full vector, or the last of an odd count
+            elif i % 2 == 0:
+                pair = tuple(-1 - i if d == ui else x for d, x in enumerate(p))
+                below = tuple(i + 1 if d == ui else x for d, x in enumerate(p))
+                self.pairs[pair] = (p, below)
+                points.append(pair)
+        self.points = points
+
+    def half_type(self, elem: Attribute) -> VectorType[Attribute]:
+        return VectorType(elem, [self.plan.lanes // 2])
+
+    def join(self, em: _Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The vector of lanes `[0, VL/2)` of `a` and then `[0, VL/2)` of
+        `b`, from two half vectors or (a blend) two full ones."""
+        at = a.type
+        assert isinstance(at, VectorType)
+        n = at.get_shape()[0]
+        h = self.plan.lanes // 2
+        if n == h:
+            mask = list(range(2 * h))
+        else:
+            mask = list(range(h)) + [n + h + i for i in range(h)]
+        return em.val(
+            vector.ShuffleOp(
+                a,
+                b,
+                DenseArrayBase.from_list(i64, mask),
+                result_type=VectorType(at.get_element_type(), [2 * h]),
+            )
+        )
+
+    def halves(self, em: _Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The two rows' halves of a pair point's vector."""
+        xt = x.type
+        assert isinstance(xt, VectorType)
+        h = self.plan.lanes // 2
+        t = self.half_type(xt.get_element_type())
+        return tuple(  # type: ignore[return-value]
+            em.val(
+                vector.ShuffleOp(
+                    x,
+                    x,
+                    DenseArrayBase.from_list(i64, list(range(o, o + h))),
+                    result_type=t,
+                )
+            )
+            for o in (0, h)
+        )
 
     def _strip_ub(self) -> _Val:
         return next(s.ub for s in self.rw.strips if s.iv == self.plan.vec_iv)
@@ -2327,8 +2471,13 @@ class _Kernel:
                 )
                 for s, v in zip(scalars, vecs)
             ]
+        if self.pairs:
+            split: list[SSAValue] = []
+            for p, value in zip(self.points, results):
+                split += self.halves(em, value) if p in self.pairs else [value]
+            results = split
         results = self.finish(em, results)
-        for p, value in zip(self.points, results):
+        for p, value in zip(self.flat_points, results):
             operands = [self.iv_value(v, p, None) for v in target.operands]
             if mode1:
                 self.vector_store(em, value, target, operands, p)
@@ -2336,12 +2485,27 @@ class _Kernel:
                 em.op(
                     StoreOp(value, target.memref, operands, AffineMapAttr(target.map))
                 )
+        if self.pairs and self.mask is not None:
+            _erase_unused(self.mask)  # every masked vector was paired
 
     def load_target(self, em: _Emitter) -> list[SSAValue]:
         """T at every point: vectors in mode 1, scalars in mode 2."""
         target = self.stmt.target
         out: list[SSAValue] = []
         for p in self.points:
+            if p in self.pairs:
+                a, b = (
+                    self.vector_load(
+                        em,
+                        target,
+                        [self.iv_value(v, q, None) for v in target.operands],
+                        self.half_type(self.rw.elem),
+                        q,
+                    )
+                    for q in self.pairs[p]
+                )
+                out.append(self.join(em, a, b))
+                continue
             operands = [self.iv_value(v, p, None) for v in target.operands]
             if self.plan.mode == 1:
                 out.append(self.vector_load(em, target, operands, self.rw.vt, p))
@@ -2409,7 +2573,7 @@ class _Kernel:
     def updated(self, em: _Emitter, values: list[SSAValue]) -> list[SSAValue]:
         assert self.plan.finish is not None
         out: list[SSAValue] = []
-        for p, value in zip(self.points, values):
+        for p, value in zip(self.flat_points, values):
             for epi in self.plan.finish.epilogues:
                 value = self._epilogue(em, epi, p, value)
             out.append(value)
@@ -2418,9 +2582,11 @@ class _Kernel:
     def _epilogue(
         self, em: _Emitter, epi: _Epilogue, p: tuple[int, ...], acc: SSAValue
     ) -> SSAValue:
-        """One pointwise update at point `p` of the value `acc` of T."""
+        """One pointwise update at point `p` of the value `acc` of T (a
+        vector of VL lanes, or VL/2 for a row of a pair point, in mode 1)."""
         plan = self.plan
-        lanes = plan.lanes
+        at = acc.type
+        lanes = at.get_shape()[0] if isinstance(at, VectorType) else plan.lanes
         band = {d.iv for d in plan.dims}
         store = epi.ops[-1]
         assert isinstance(store, xaffine.StoreOp)
@@ -2504,7 +2670,7 @@ class _Kernel:
         ):
             return
         first: _Val | None = None
-        p0 = self.points[0]
+        p0 = self.flat_points[0]
         for op, access in self.stmt.loads.items():
             t = access.memref.type
             if (
@@ -2563,9 +2729,9 @@ class _Kernel:
         if not _next_pays(_stride(target, k), t):
             return
         nxt = em.index(
-            em.sym(lambda s0: s0 + 1, self.iv_value(k, self.points[0], None))
+            em.sym(lambda s0: s0 + 1, self.iv_value(k, self.flat_points[0], None))
         )
-        for p in self.points:
+        for p in self.flat_points:
             operands = [
                 nxt if x == k else self.iv_value(x, p, None) for x in target.operands
             ]
@@ -2878,10 +3044,10 @@ class _Kernel:
     ) -> SSAValue:
         indices = em.subscripts(access.map, operands)
         if self.mask is not None and self._masked(p):
+            mask = self.half_mask if t.get_shape()[0] < self.plan.lanes else self.mask
+            assert mask is not None
             return em.val(
-                vector.MaskedLoadOp(
-                    access.memref, indices, self.mask, self.zero(em, t), t
-                )
+                vector.MaskedLoadOp(access.memref, indices, mask, self.zero(em, t), t)
             )
         return em.val(vector.LoadOp(access.memref, indices, t))
 
@@ -2895,7 +3061,12 @@ class _Kernel:
     ) -> None:
         indices = em.subscripts(access.map, operands)
         if self.mask is not None and self._masked(p):
-            em.op(vector.MaskedStoreOp(access.memref, indices, self.mask, value))
+            vt = value.type
+            assert isinstance(vt, VectorType)
+            half = vt.get_shape()[0] < self.plan.lanes
+            mask = self.half_mask if half else self.mask
+            assert mask is not None
+            em.op(vector.MaskedStoreOp(access.memref, indices, mask, value))
         else:
             em.op(vector.StoreOp(value, access.memref, indices))
 
@@ -2910,16 +3081,21 @@ class _Body:
         self.em = em
         self.red_iv = red_iv
         self.vector = vector
-        self.cache: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
-        self.bcast: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.cache: dict[tuple[SSAValue, tuple[int, ...], bool], SSAValue] = {}
+        self.bcast: dict[tuple[SSAValue, tuple[int, ...], bool], SSAValue] = {}
         self.rel: list[SSAValue] | None = None
         """Packed buffers: the reduction IVs relative to their lower bounds."""
         self.ahead: dict[tuple[SSAValue, int], SSAValue] = {}
         """A reduction IV (or `rel`'s innermost), so many steps on."""
 
-    def key(self, v: SSAValue, p: tuple[int, ...]) -> tuple[SSAValue, tuple[int, ...]]:
+    def key(
+        self, v: SSAValue, p: tuple[int, ...]
+    ) -> tuple[SSAValue, tuple[int, ...], bool]:
         deps = self.k.plan.deps.get(v, set())
-        return v, tuple(o for o, d in zip(p, self.k.dims) if d in deps)
+        coords = tuple(o for o, d in zip(p, self.k.dims) if d in deps)
+        # a pair point's vectors differ from its first row's; scalars that
+        # depend on neither IV are shared
+        return v, coords, p in self.k.pairs and bool(deps & set(self.k.dims))
 
     def is_vec(self, v: SSAValue) -> bool:
         return self.vector and self.k.plan.vec_iv in self.k.plan.deps.get(v, set())
@@ -2933,7 +3109,9 @@ class _Body:
         owner = v.owner
         if not isinstance(owner, Operation) or owner not in k.stmt.inner:
             return v
-        if owner in k.rw.row_buffers and k.full_rows:
+        if p in k.pairs:
+            out = self.paired(v, owner, p)
+        elif owner in k.rw.row_buffers and k.full_rows:
             buf = k.rw.row_buffers[owner]
             if self.rel is None:
                 self.rel = [
@@ -2992,6 +3170,39 @@ class _Body:
         self.cache[key] = out
         return out
 
+    def paired(self, v: SSAValue, owner: Operation, p: tuple[int, ...]) -> SSAValue:
+        """`v` at pair point `p` (`_Kernel._pair_tails`): a VL-lane vector
+        holding both rows, or the scalar when `v` depends on neither the
+        vector IV nor the row IV."""
+        k, em = self.k, self.em
+        pa, pb = k.pairs[p]
+        by_row = k.pair_iv in k.plan.deps.get(v, set())
+        if not self.is_vec(v):
+            if not by_row:
+                return self.value(v, pa)
+            return k.join(em, self.vec_value(v, pa), self.vec_value(v, pb))
+        if owner in k.stmt.loads:
+            access = k.stmt.loads[owner]
+            t = k.half_type(v.type)
+            halves = [
+                k.vector_load(
+                    em,
+                    access,
+                    [k.iv_value(x, q, self.red_iv) for x in access.operands],
+                    t,
+                    q,
+                )
+                for q in ((pa, pb) if by_row else (pa,))
+            ]
+            return k.join(em, halves[0], halves[-1])
+        new = type(owner).create(
+            operands=[self.vec_value(x, p) for x in owner.operands],
+            result_types=[VectorType(v.type, [k.plan.lanes])],
+            properties=dict(owner.properties),
+            attributes=dict(owner.attributes),
+        )
+        return em.val(new)
+
     def steps_on(self, iv: SSAValue, steps: int) -> SSAValue:
         """`iv + steps`, once per body."""
         if (iv, steps) not in self.ahead:
@@ -3047,6 +3258,7 @@ def register_tile(
     rows: int = 0,
     vectors: int = 0,
     pack: str = "auto",
+    pair_tails: bool = True,
 ) -> int:
     """Apply the rewrite to every matching nest of `module`; the count rewritten."""
     if pack not in ("auto", "always", "never"):
@@ -3076,6 +3288,7 @@ def register_tile(
         if plan is None:
             continue
         plan.prefetched = prefetched
+        plan.pair_tails = pair_tails
         if fn not in scops:
             # the model of the function as scheduled (before any rewrite):
             # the statements that `_initial` compares are left untouched by
@@ -3105,9 +3318,12 @@ class RegisterTilePass(ModulePass):
     rows: int = 0
     vectors: int = 0
     pack: str = "auto"
+    pair_tails: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        register_tile(op, self.vector_width, self.rows, self.vectors, self.pack)
+        register_tile(
+            op, self.vector_width, self.rows, self.vectors, self.pack, self.pair_tails
+        )
 
 
 __all__ = ["RegisterTilePass", "register_tile"]

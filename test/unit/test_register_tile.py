@@ -298,6 +298,76 @@ def test_f64_uses_half_the_lanes() -> None:
 
 
 # --------------------------------------------------------------------------
+# mode 1: the masked vectors of two rows packed into one (pair tails)
+# --------------------------------------------------------------------------
+
+BIAS_RELU = """def f(float(M,K) A, float(K,N) B, float(N) c) -> (C) {
+  C(m, n) +=! A(m, r_k) * B(r_k, n)
+  C(m, n) = C(m, n) + c(n)
+  C(m, n) = fmax(C(m, n), 0.0)
+}"""
+ROW_OPERAND = """def f(float(M,K,N) X, float(K) w) -> (C) {
+  C(m, n) +=! X(m, r_k, n) * w(r_k)
+}"""
+INT_MM = (
+    "def f(int32(M,K) A, int32(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+)
+F64_MM = (
+    "def f(double(M,K) A, double(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+)
+
+
+def _pair_case(source: str, shapes: list[tuple[int, ...]], kind: str) -> list[Arr]:
+    rng = np.random.default_rng(sum(map(sum, shapes)))
+    if kind == "i":
+        return [rng.integers(-50, 50, s, dtype=np.int32) for s in shapes]
+    if kind == "d":
+        return [rng.standard_normal(s) for s in shapes]
+    return [rand(rng, *s) for s in shapes]
+
+
+PAIR_CASES = {
+    # 22 = 16 + 6 columns, 6 rows: strips of 4 and 2 rows, all paired
+    "matmul": (MATMUL, [(6, 9), (9, 22)], "f", 16),
+    # 5 rows: rows 0-3 paired, the remainder row keeps its masked vector
+    "odd-rows": (MATMUL, [(5, 7), (7, 38)], "f", 16),
+    # the folded bias and ReLU run on each row's half
+    "bias-relu": (BIAS_RELU, [(4, 9), (9, 21), (21,)], "f", 16),
+    # an operand moved by the row loop: its two rows' tails joined
+    "row-operand": (ROW_OPERAND, [(4, 5, 24), (5,)], "f", 16),
+    # group-conv-like rows of 22 output columns
+    "conv": (CONV, [(2, 3, 7, 24), (4, 3, 3, 3)], "f", 16),
+    "int32": (INT_MM, [(4, 6), (6, 21)], "i", 16),
+    # 4 lanes of f64 with vector-width 8: tails of 2 = half a vector
+    "f64": (F64_MM, [(4, 5), (5, 18)], "d", 8),
+}
+
+
+@pytest.mark.parametrize("pair_tails", [True, False], ids=["paired", "unpaired"])
+@pytest.mark.parametrize("name", list(PAIR_CASES))
+def test_pair_tails(name: str, pair_tails: bool) -> None:
+    source, shapes, kind, width = PAIR_CASES[name]
+    inputs = _pair_case(source, shapes, kind)
+    opts: dict[str, Any] = dict(vector_width=width, rows=4, pack="never")
+    run_tiled(source, inputs, threads=2, pair_tails=pair_tails, **opts)
+    checked = analyze(source, "<test>").get(None)
+    _, sizes = reference.prepare_inputs(gen_def(checked), inputs)
+    module, _ = affine_module(source, sizes)
+    register_tile(module, pair_tails=pair_tails, **opts)
+    text = str(module)
+    lanes = width * 32 // (64 if kind == "d" else 32)
+    half_mask = f"vector<{lanes // 2}xi1>"
+    assert (half_mask in text) == pair_tails
+    assert ("vector.shuffle" in text) == pair_tails
+
+
+def test_pair_tails_need_a_static_column_extent() -> None:
+    module, _ = affine_module(MATMUL, None)
+    register_tile(module, vector_width=16, rows=4, pack="never")
+    assert "vector.shuffle" not in str(module)
+
+
+# --------------------------------------------------------------------------
 # mode 1 with gathered panels, mode 2: vectors along a reduction loop
 # --------------------------------------------------------------------------
 
@@ -498,6 +568,9 @@ def test_options() -> None:
         RegisterTilePass(vector_width=8, rows=4, vectors=1, pack="never").spec()
     )
     assert (spec.vector_width, spec.rows, spec.vectors, spec.pack) == (8, 4, 1, "never")
+    assert spec.pair_tails
+    off = RegisterTilePass.from_pass_spec(RegisterTilePass(pair_tails=False).spec())
+    assert not off.pair_tails
 
 
 def test_host_width_is_the_default() -> None:

@@ -1,4 +1,7 @@
-// RUN: tc-opt %s -p 'register-tile{vector-width=8 rows=2 pack=never}' | filecheck %s
+// RUN: tc-opt %s -p 'register-tile{vector-width=8 rows=2 pack=never pair-tails=false}' | filecheck %s
+
+// (pair-tails=false: pair-tails.mlir shows the masked vectors of the two
+// rows packed into one.)
 
 // 12 columns, fewer than the default 2 vectors of 8: the kernel still keeps
 // 2 vectors per row, the second masked to 4 lanes (one strip of 2 x 2
