@@ -142,3 +142,49 @@ func.func @stream(%O: memref<64xf32>, %v: vector<16xf32>, %i: index) -> index {
 // CHECK-NEXT:   %p = llvm.ptrtoint %O : !llvm.ptr to i64
 // CHECK-NEXT:   llvm.return %p : i64
 // CHECK-NEXT: }
+
+// -----
+
+// Vector stores and masked accesses: constant addends of the subscripts
+// along dimensions of static stride become one constant offset after the
+// rest (a register tile's rows then share a base register; the backend
+// folds the offset into the displacement). The first GEP may point outside
+// the array, so neither is `inbounds`. Plain loads keep the full index, and
+// so does a dimension whose stride is dynamic (%D's first).
+func.func @rows(%T: memref<32x16xf32>, %D: memref<4x?xf32>, %n: index, %d: index, %m: vector<16xi1>, %v: vector<16xf32>) {
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %r = arith.addi %n, %c3 : index
+  %s = arith.addi %c5, %r : index
+  vector.store %v, %T[%s, %d] : memref<32x16xf32>, vector<16xf32>
+  %l = vector.maskedload %T[%n, %r], %m, %v : memref<32x16xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+  vector.maskedstore %D[%r, %d], %m, %l : memref<4x?xf32>, vector<16xi1>, vector<16xf32>
+  %x = vector.load %T[%r, %d] : memref<32x16xf32>, vector<16xf32>
+  vector.store %x, %D[%n, %r] : memref<4x?xf32>, vector<16xf32>
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @rows(
+// CHECK:        %[[A:.*]] = llvm.mul %n, %[[S16:.*]] overflow<nsw> : i64
+// CHECK-NEXT:   %[[B:.*]] = llvm.add %[[A]], %d overflow<nsw> : i64
+// CHECK-NEXT:   %[[P:.*]] = llvm.getelementptr %T[%[[B]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %[[Q:.*]] = llvm.getelementptr %[[P]][128] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:   llvm.store %v, %[[Q]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-NEXT:   %[[C:.*]] = llvm.mul %n, %[[S16]] overflow<nsw> : i64
+// CHECK-NEXT:   %[[E:.*]] = llvm.add %[[C]], %n overflow<nsw> : i64
+// CHECK-NEXT:   %[[F:.*]] = llvm.getelementptr %T[%[[E]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %[[G:.*]] = llvm.getelementptr %[[F]][3] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:   %l = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%[[G]], %m, %v)
+// CHECK-NEXT:   %[[H:.*]] = llvm.mul %r, %D_d1 overflow<nsw> : i64
+// CHECK-NEXT:   %[[I:.*]] = llvm.add %[[H]], %d overflow<nsw> : i64
+// CHECK-NEXT:   %[[J:.*]] = llvm.getelementptr inbounds %D[%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   llvm.call_intrinsic "llvm.masked.store.v16f32.p0"(%l, %[[J]], %m)
+// CHECK-NEXT:   %[[K:.*]] = llvm.mul %r, %[[S16]] overflow<nsw> : i64
+// CHECK-NEXT:   %[[L:.*]] = llvm.add %[[K]], %d overflow<nsw> : i64
+// CHECK-NEXT:   %[[M:.*]] = llvm.getelementptr inbounds %T[%[[L]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %x = llvm.load %[[M]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK-NEXT:   %[[N:.*]] = llvm.mul %n, %D_d1 overflow<nsw> : i64
+// CHECK-NEXT:   %[[O:.*]] = llvm.add %[[N]], %n overflow<nsw> : i64
+// CHECK-NEXT:   %[[R:.*]] = llvm.getelementptr %D[%[[O]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %[[U:.*]] = llvm.getelementptr %[[R]][3] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:   llvm.store %x, %[[U]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
