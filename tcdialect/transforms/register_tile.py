@@ -2248,21 +2248,6 @@ class _Rewriter:
         loop_em.op(StoreOp(x, buf, [*prefix, *rel, lane]))
 
 
-def _erase_unused(value: SSAValue) -> None:
-    """Erase `value`'s op if nothing uses it, and so on up its operands
-    (pure index arithmetic and masks only)."""
-    owner = value.owner
-    if value.uses or not isinstance(
-        owner, vector.CreateMaskOp | xaffine.ApplyOp | arith.ConstantOp
-    ):
-        return
-    operands = list(owner.operands)
-    owner.detach()
-    owner.erase()
-    for x in operands:
-        _erase_unused(x)
-
-
 class _Kernel:
     """One register tile: accumulators, the reduction loops, the stores."""
 
@@ -2289,7 +2274,17 @@ class _Kernel:
         vvar = env[self.plan.vec_iv][1] if mode1 else None
         self.mask_point = -1
         """The vector (its index along the vector IV) that `mask` covers."""
+        self.pairs: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        """Pair points -> their two rows' points (`_pair_tails`)."""
+        self.half_mask: SSAValue | None = None
+        self.pair_iv: SSAValue | None = None
+        self.pair_tail = 0
+        """Lanes of each row's masked vector in a pair point."""
         if vvar is not None and vvar.masked:
+            self.mask_point = vvar.count - 1
+            self._pair_tails()
+        if any(self._masked(p) for p in self.points if p not in self.pairs):
+            assert vvar is not None
             base = env[self.plan.vec_iv][0]
             last = (vvar.count - 1) * self.plan.lanes
             n = em.index(
@@ -2298,7 +2293,6 @@ class _Kernel:
             self.mask = em.val(
                 vector.CreateMaskOp([n], VectorType(IntegerType(1), [self.plan.lanes]))
             )
-            self.mask_point = vvar.count - 1
         # row-packed loads: only the full row strips have their copy
         self.full_rows = False
         self.strip_index: SSAValue | None = None
@@ -2317,17 +2311,16 @@ class _Kernel:
             for i in range(c):
                 off = i * var.stride
                 self.offsets[(iv, i)] = em.index(em.sym(lambda s0, o=off: s0 + o, base))
-        self.pairs: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-        """Pair points -> their two rows' points (`_pair_tails`)."""
-        self.half_mask: SSAValue | None = None
-        self.pair_iv: SSAValue | None = None
-        self._pair_tails(em)
+        if self.pairs:
+            half = VectorType(IntegerType(1), [self.plan.lanes // 2])
+            tail = em.constant(self.pair_tail, IndexType())
+            self.half_mask = em.val(vector.CreateMaskOp([tail], half))
         self.flat_points = [
             q for p in self.points for q in (self.pairs[p] if p in self.pairs else (p,))
         ]
         """The points with each pair point as its two rows' points."""
 
-    def _pair_tails(self, em: _Emitter) -> None:
+    def _pair_tails(self) -> None:
         """Mode 1: when the masked vector of each row uses at most half of
         its lanes, the masked vectors of rows `2i` and `2i + 1` of the row
         loop `u` become one vector (a *pair point*), lanes `[0, VL/2)` for
@@ -2336,7 +2329,7 @@ class _Kernel:
         54 columns by 16 lanes are 3 full vectors and a masked one of 6
         lanes per row, and 4 rows take 14 FMAs per step instead of 16.
 
-        A pair point has `u` coordinate `-1 - 2i`. Its values (`_Body`): a
+        A pair point has `u` coordinate `-1 - i`, `i` its first row. Its values (`_Body`): a
         vector load is two half-width loads masked to the tail's lanes (one,
         repeated, when `u` does not move it), a value that depends on `u`
         but not on the vector IV the blend of its two rows' broadcasts, and
@@ -2350,7 +2343,6 @@ class _Kernel:
         if (
             plan.mode != 1
             or not plan.pair_tails
-            or self.mask is None
             or self.packed
             or self.rw.row_buffers
             or len(self.dims) != 2
@@ -2367,10 +2359,7 @@ class _Kernel:
         if rows < 2:
             return
         self.pair_iv = u
-        half = VectorType(IntegerType(1), [plan.lanes // 2])
-        self.half_mask = em.val(
-            vector.CreateMaskOp([em.constant(tail, IndexType())], half)
-        )
+        self.pair_tail = tail
         points: list[tuple[int, ...]] = []
         for p in self.points:
             i = p[ui]
@@ -2485,8 +2474,6 @@ class _Kernel:
                 em.op(
                     StoreOp(value, target.memref, operands, AffineMapAttr(target.map))
                 )
-        if self.pairs and self.mask is not None:
-            _erase_unused(self.mask)  # every masked vector was paired
 
     def load_target(self, em: _Emitter) -> list[SSAValue]:
         """T at every point: vectors in mode 1, scalars in mode 2."""
@@ -2989,7 +2976,9 @@ class _Kernel:
 
     def _masked(self, p: tuple[int, ...]) -> bool:
         """Whether the vector at point `p` is the masked one (`mask_point` is
-        -1 without a mask)."""
+        -1 without a mask, and in mode 2)."""
+        if self.mask_point < 0:
+            return False
         return p[self.dims.index(self.plan.vec_iv)] == self.mask_point
 
     def prefetch_far(
@@ -3043,7 +3032,7 @@ class _Kernel:
         p: tuple[int, ...],
     ) -> SSAValue:
         indices = em.subscripts(access.map, operands)
-        if self.mask is not None and self._masked(p):
+        if self._masked(p):
             mask = self.half_mask if t.get_shape()[0] < self.plan.lanes else self.mask
             assert mask is not None
             return em.val(
@@ -3060,7 +3049,7 @@ class _Kernel:
         p: tuple[int, ...],
     ) -> None:
         indices = em.subscripts(access.map, operands)
-        if self.mask is not None and self._masked(p):
+        if self._masked(p):
             vt = value.type
             assert isinstance(vt, VectorType)
             half = vt.get_shape()[0] < self.plan.lanes
