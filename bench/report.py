@@ -14,6 +14,7 @@ import statistics
 
 from bench import GOMP_SPINCOUNT_AT_START
 from bench.harness import TOLERANCE
+from bench.machine import Limits
 from bench.runner import IMPLS, ImplResult, Row, RunResult
 
 HEADER = (
@@ -235,6 +236,33 @@ def floor_errors(rows: list[Row]) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+#: Start and end probes further apart than this (ratio): the host changed
+#: phase during the run (this VM's 2-thread bandwidth moves between ~60 and
+#: ~110 GB/s from one minute to the next).
+DRIFT = 1.2
+
+
+def drift_lines(t: int, start: Limits, end: Limits) -> list[str]:
+    """A warning per limit at `t` threads whose start and end probes differ
+    by more than `DRIFT`: the bound takes the better one, which the kernels
+    timed in the other phase never saw."""
+    lines: list[str] = []
+    for what, a, b, unit, kind in (
+        ("bandwidth", start.bw_gbs, end.bw_gbs, "GB/s", "(m)"),
+        ("peak", start.peak_gflops, end.peak_gflops, "GFLOP/s", "(c)"),
+    ):
+        if min(a, b) <= 0 or max(a, b) / min(a, b) <= DRIFT:
+            continue
+        lines.append(
+            f"- **The host changed phase during the run:** {what} at {t} "
+            f"thread(s) was {a:.1f} {unit} at the start and {b:.1f} at the end "
+            f"(×{max(a, b) / min(a, b):.2f}). The bound uses the better figure, "
+            f"so ×bound of the {kind} rows timed in the other phase is "
+            "inflated; ×floor, timed in the same rounds as ours, is not."
+        )
+    return lines
+
+
 def _limits_line(result: RunResult, t: int) -> str:
     lim = result.limits[t]
     s, e = result.limits_start[t], result.limits_end[t]
@@ -267,6 +295,7 @@ def markdown(result: RunResult) -> str:
         "",
         *(_limits_line(result, tt) for tt in sorted(result.limits)),
         "",
+        *_drift(result),
         "## Method",
         "",
         f"Run mode: {mode}; threads T = {t} for every implementation (NumPy's BLAS "
@@ -333,6 +362,15 @@ def markdown(result: RunResult) -> str:
     return "\n".join(out)
 
 
+def _drift(result: RunResult) -> list[str]:
+    """`drift_lines` at the run's thread count, with a blank line after."""
+    t = result.threads
+    if t not in result.limits_start or t not in result.limits_end:
+        return []
+    lines = drift_lines(t, result.limits_start[t], result.limits_end[t])
+    return [*lines, ""] if lines else []
+
+
 def stdout_text(result: RunResult) -> str:
     """The table and the summary lines, for the terminal."""
     lims = ", ".join(
@@ -350,5 +388,6 @@ def stdout_text(result: RunResult) -> str:
             "overhead: " + overhead_text(result),
             "compile: " + compile_text(result.rows),
             f"run time {result.elapsed_s:.0f} s",
+            *(line.removeprefix("- ") for line in _drift(result)),
         ]
     )
