@@ -144,3 +144,77 @@ func.func @every_nest_reads(%A: memref<4x16x64xf32>, %O: memref<4x16x64xf32>) {
 // CHECK-COUNT-3:   memref.prefetch %A[%[[NEXT]], %[[ZERO]],
 // CHECK-NEXT:      scf.for %w = %c0 to %c64 step %c16 {
 // CHECK-NEXT:        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
+
+
+// The quiet nest fetches all of A[o + 1] while this iteration computes, so
+// the first nest's own prefetch of A[o, i + 1, 0] (a row strip's look-ahead)
+// is erased; a write prefetch and a prefetch of another array stay.
+
+func.func @own_prefetch(%A: memref<8x4x32xf32>, %B: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %i = %c0 to %c4 step %c1 {
+      %n = arith.addi %i, %c1 : index
+      memref.prefetch %A[%o, %n, %c0], read, locality<3>, data : memref<8x4x32xf32>
+      memref.prefetch %B[%o, %n, %c0], read, locality<3>, data : memref<8x4x32xf32>
+      memref.prefetch %O[%o, %n], write, locality<3>, data : memref<8x8xf32>
+      scf.for %k = %c0 to %c32 step %c1 {
+        %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
+        memref.store %x, %T[%i] : memref<4xf32>
+      }
+    }
+    scf.for %j = %c0 to %c8 step %c1 {
+      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+      %u = vector.reduction <add>, %t : vector<4xf32> into f32
+      memref.store %u, %O[%o, %j] : memref<8x8xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @own_prefetch(
+// CHECK:         scf.for %i = %c0 to %c4 step %c1 {
+// CHECK-NEXT:      %n = arith.addi %i, %c1 : index
+// CHECK-NEXT:      memref.prefetch %B[%o, %n, %c0], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      memref.prefetch %O[%o, %n], write, locality<3>, data : memref<8x8xf32>
+// CHECK-NEXT:      scf.for %k
+// CHECK:         scf.for %j = %c0 to %c8 step %c1 {
+// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x4x32xf32>
+
+
+// Leave alone: the one nest reads A itself (its slice prefetches share the
+// loop with the reads), so its own look-ahead prefetch stays.
+
+func.func @own_prefetch_kept(%A: memref<8x8x64xf32>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant dense<0.0> : vector<8xf32>
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%o: index):
+    scf.for %i = %c0 to %c8 step %c1 {
+      %n = arith.addi %i, %c1 : index
+      memref.prefetch %A[%o, %n, %c0], read, locality<3>, data : memref<8x8x64xf32>
+      %s = scf.for %k = %c0 to %c64 step %c8 iter_args(%acc = %z) -> (vector<8xf32>) {
+        %x = vector.load %A[%o, %i, %k] : memref<8x8x64xf32>, vector<8xf32>
+        %y = arith.addf %acc, %x : vector<8xf32>
+        scf.yield %y : vector<8xf32>
+      }
+      %r = vector.reduction <add>, %s : vector<8xf32> into f32
+      memref.store %r, %O[%o, %i] : memref<8x8xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @own_prefetch_kept(
+// CHECK:         memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x8x64xf32>
+// CHECK:         memref.prefetch %A[%o, %n, %c0], read, locality<3>, data : memref<8x8x64xf32>
