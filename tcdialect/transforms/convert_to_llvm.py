@@ -135,6 +135,7 @@ from xdsl.passes import ModulePass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.memref import PrefetchOp
 from tcdialect.dialects.tcrt import ParallelForOp
+from tcdialect.transforms.ir_values import constant_index
 
 PARALLEL_FOR_SYMBOL = "__tc_parallel_for"
 THUNK_SUFFIX = "__thunk"
@@ -1050,9 +1051,9 @@ class _FunctionLowering:
         Used for vector stores and masked vector accesses (paired, 2
         threads, 30-40 rounds: Kronecker3 0.97-0.98x the time, its code
         1093 -> 893 lines; tbmm, gconv, softmax and layernorm unchanged).
-        Not for prefetches, whose split made LLVM unroll softmax's and
-        layernorm's row loops differently (layernorm 1.04-1.05x), nor for
-        plain loads, whose tile loops already fold their offsets."""
+        Not for prefetches, whose split made LLVM unroll softmax's row
+        loops further (1.02-1.04x), nor for plain loads, whose tile loops
+        already fold their offsets."""
         if len(indices) != m.type.get_num_dims():
             raise _err(op, "wrong number of indices")
         if not indices:
@@ -1413,13 +1414,6 @@ class _FunctionLowering:
         return alloca.res
 
 
-def _constant_index(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _split_constants(
     indices: Sequence[SSAValue], shape: Sequence[int]
 ) -> tuple[list[SSAValue], int]:
@@ -1438,9 +1432,9 @@ def _split_constants(
             stride *= e
         while isinstance(v.owner, arith.AddiOp):
             lhs, rhs = v.owner.lhs, v.owner.rhs
-            if (c := _constant_index(rhs)) is not None:
+            if (c := constant_index(rhs)) is not None:
                 v = lhs
-            elif (c := _constant_index(lhs)) is not None:
+            elif (c := constant_index(lhs)) is not None:
                 v = rhs
             else:
                 break

@@ -2401,7 +2401,7 @@ class _Kernel:
         assert isinstance(xt, VectorType)
         h = self.plan.lanes // 2
         t = self.half_type(xt.get_element_type())
-        return tuple(  # type: ignore[return-value]
+        lo, hi = (
             em.val(
                 vector.ShuffleOp(
                     x,
@@ -2412,6 +2412,7 @@ class _Kernel:
             )
             for o in (0, h)
         )
+        return lo, hi
 
     def _strip_ub(self) -> _Val:
         return next(s.ub for s in self.rw.strips if s.iv == self.plan.vec_iv)
