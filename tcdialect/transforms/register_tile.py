@@ -258,7 +258,16 @@ one masked: 26 columns by 16 lanes keep NV = 2), and NV grows by one when
 that covers a static extent in one strip and MR x NV accumulators still fit
 in 24 of 32 zmm (12 of 16 ymm): 54 columns by 4 rows are 4 x 4, the last
 vector masked, instead of 4 x 3 and a strip of 4 x 1 (gconv: 0.977x,
-paired, 20 rounds). When the columns are one vector (NV = 1) with 16 lanes
+paired, 20 rounds). NV is 2 instead of 3 when strips of 3 would leave a
+last strip of one vector and 2 divides the vector count (1024 columns: 32
+strips of 2 vectors instead of 21 of 3 and one of 1, whose MR chains share
+one column load per step and which, when the column strips are the parallel
+loop, runs as a dispatch of its own on one thread; 56 columns: 2 strips of
+2). Paired, 2 threads, 30-40 rounds: tmm 128 x 1024 x 1024 0.81-0.93x the
+time, conv2d 0.88-0.90x, MLP 0.97-0.99x, matmul 1024 and AᵀB 0.99-1.01x;
+with strips of 2 wherever 2 divides the vectors, bmm's 128 columns (2 x 3
+and a strip of 2) ran 0.92-1.18x, so a last strip of 2 is kept. When the
+columns are one vector (NV = 1) with 16 lanes
 and the static row extent is a multiple of 16, MR is 16: 8 x 1 has just the
 8 FMA chains that two pipes of 4-cycle FMAs need and a column load per 8
 FMAs (Kronecker3's three mode products, 16 columns by 32 or 16 rows:
@@ -1429,6 +1438,13 @@ def _factors(plan: _Plan, lanes32: int, rows: int, vectors: int) -> list[int]:
                 if need == nv + 1 and mr * need <= (24 if big else 12):
                     nv = need
                 nv = max(1, min(nv, need))
+                if nv == 3 and need > nv and need % 3 == 1 and need % 2 == 0:
+                    # strips of 2 vectors instead of 3 and a last strip of
+                    # 1 (MR chains on one column load per step; when the
+                    # column strips are the parallel loop, a dispatch of its
+                    # own that one thread runs): 1024 columns are 32 strips
+                    # of 2 vectors, 56 columns 2 (module docstring: Options)
+                    nv = 2
                 if nv == 1 and big and not rows and mr == _default_rows(lanes32):
                     # one vector of columns: MR = 8 gives 8 FMA chains, just
                     # enough for 2 pipes of 4-cycle FMAs, and a column load

@@ -33,8 +33,11 @@ func.func @one_more(%I: memref<8x54xf32>, %W: memref<4x8xf32>, %O: memref<4x54xf
 // CHECK-NOT:       affine.for %w
 // CHECK:         func.return
 
-// Leave alone: with 8 rows, 8 x 4 accumulators would not fit (24 at most):
-// 8 x 3 vectors, then a strip of one masked vector per row.
+// With 8 rows, 8 x 4 accumulators would not fit (24 at most), and strips of
+// 3 vectors would leave one of a single vector per row (8 FMA chains on one
+// column load per step): strips of 2 vectors instead, 32 columns and then 22
+// (a full vector and a 6-lane one, whose row pairs share a vector: 8 + 4
+// accumulators).
 
 func.func @eight_rows(%I: memref<8x54xf32>, %W: memref<8x8xf32>, %O: memref<8x54xf32>) {
   affine.for %f = 0 to 8 {
@@ -54,8 +57,10 @@ func.func @eight_rows(%I: memref<8x54xf32>, %W: memref<8x8xf32>, %O: memref<8x54
 
 // CHECK-LABEL: func.func @eight_rows
 // CHECK-NEXT:    affine.for %f = 0 to 8 step 8 {
-// CHECK-NEXT:      affine.for %w = 0 to 48 step 48 {
-// CHECK:           affine.for %w_1 = 48 to 54 step 16 {
+// CHECK-NEXT:      affine.for %w = 0 to 32 step 32 {
+// CHECK:             {{(%[0-9]+, ){15}%[0-9]+}} = affine.for %c = 0 to 8 iter_args(
+// CHECK:           affine.for %w_1 = 32 to 54 step 32 {
+// CHECK:             {{(%[0-9]+, ){11}%[0-9]+}} = affine.for %c_1 = 0 to 8 iter_args(
 // CHECK:         func.return
 
 // Rows left over from MR with a static extent: one strip of exactly those
@@ -112,4 +117,56 @@ func.func @rows_symbolic(%X: memref<?x72xf32>, %Y: memref<72x26xf32>, %Z: memref
 // CHECK:         affine.for %n = 0 to {{.*}} step 8 {
 // CHECK:         affine.for %n_1 = {{.*}} to {{.*}} {
 // CHECK:           {{(%[0-9]+, )%[0-9]+}} = affine.for %m_1 = 0 to 72 iter_args(
+// CHECK:         func.return
+
+// 160 columns are 10 vectors: strips of 3 would leave a strip of one vector
+// per row (8 FMA chains on one column load per step, and a dispatch of its
+// own when the column strips are the parallel loop); strips of 2 divide
+// them: 5 strips, no remainder.
+
+func.func @two_vector_strips(%A: memref<8x8xf32>, %B: memref<8x160xf32>, %C: memref<8x160xf32>) {
+  affine.for %m = 0 to 8 {
+    affine.for %k = 0 to 8 {
+      affine.for %n = 0 to 160 {
+        %a = affine.load %A[%m, %k] : memref<8x8xf32>
+        %b = affine.load %B[%k, %n] : memref<8x160xf32>
+        %p = arith.mulf %a, %b : f32
+        %c = affine.load %C[%m, %n] : memref<8x160xf32>
+        %s = arith.addf %c, %p fastmath<reassoc> : f32
+        affine.store %s, %C[%m, %n] : memref<8x160xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @two_vector_strips
+// CHECK-NEXT:    affine.for %m = 0 to 8 step 8 {
+// CHECK-NEXT:      affine.for %n = 0 to 160 step 32 {
+// CHECK:             {{(%[0-9]+, ){15}%[0-9]+}} = affine.for %k = 0 to 8 iter_args(
+// CHECK-NOT:       affine.for %n
+// CHECK:         func.return
+
+// Leave alone: 112 columns are 7 vectors, odd: 2 strips of 3, then one of 1.
+
+func.func @odd_vector_count(%A: memref<8x8xf32>, %B: memref<8x112xf32>, %C: memref<8x112xf32>) {
+  affine.for %m = 0 to 8 {
+    affine.for %k = 0 to 8 {
+      affine.for %n = 0 to 112 {
+        %a = affine.load %A[%m, %k] : memref<8x8xf32>
+        %b = affine.load %B[%k, %n] : memref<8x112xf32>
+        %p = arith.mulf %a, %b : f32
+        %c = affine.load %C[%m, %n] : memref<8x112xf32>
+        %s = arith.addf %c, %p fastmath<reassoc> : f32
+        affine.store %s, %C[%m, %n] : memref<8x112xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @odd_vector_count
+// CHECK-NEXT:    affine.for %m = 0 to 8 step 8 {
+// CHECK-NEXT:      affine.for %n = 0 to 96 step 48 {
+// CHECK:           affine.for %n_1 = 96 to 112 step 16 {
 // CHECK:         func.return
