@@ -3,11 +3,14 @@
 // min-bytes=512 keeps the rows read by the inner loops (128 bytes or less)
 // out; the slices of the parallel loops are 512 bytes and up.
 
-// The first nest reads row o of A (4 x 32 floats: 512 bytes, 8 lines); the
-// second touches only T and O, 8 iterations on vectors: one prefetch each,
-// line g of A[o + 1] (element 16 g), at the start of the quiet loop's body.
-// The element is addressed as A[o + 1, 0, 16 g]: the last subscript runs on
-// past its extent into the slice's later rows (no division).
+// Row o of A is 4 x 32 floats (512 bytes, 8 lines). Both nests take
+// prefetches of A[o + 1]: the first at %i (4 iterations; %k, an innermost
+// loop on scalars, is never a level), the second at %j (8 iterations on
+// vectors). 12 iterations in all, numbered in program order (the second
+// nest's from 4), one prefetch each: slot g is line 8 g floordiv 12, so every
+// line is fetched at least once. The element is addressed as A[o + 1, 0,
+// 16 line]: the last subscript runs on past its extent into the slice's later
+// rows (no division by the row length).
 
 func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -34,24 +37,42 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 }
 
 // CHECK-LABEL: func.func @spread(
-// CHECK-NOT:       memref.prefetch
-// CHECK:         scf.for %j = %c0 to %c8 step %c1 {
+// CHECK:         scf.for %i = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[L:.*]] = arith.constant 8 : index
+// CHECK-NEXT:      %[[SL:.*]] = arith.muli %i, %[[L]] : index
+// CHECK-NEXT:      %[[T:.*]] = arith.constant 12 : index
+// CHECK-NEXT:      %[[LINE:.*]] = arith.divui %[[SL]], %[[T]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
-// CHECK-NEXT:      %[[E:.*]] = arith.muli %j, %[[W]] : index
+// CHECK-NEXT:      %[[E:.*]] = arith.muli %[[LINE]], %[[W]] : index
 // CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      scf.for %k = %c0 to %c32 step %c1 {
+// CHECK-NOT:         memref.prefetch
+// CHECK:         scf.for %j = %c0 to %c8 step %c1 {
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[G:.*]] = arith.addi %j, %[[FIRST]] : index
+// CHECK-NEXT:      %[[NEXT2:.*]] = arith.addi %o, %c1 : index
+// CHECK-NEXT:      %[[ZERO2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[L2:.*]] = arith.constant 8 : index
+// CHECK-NEXT:      %[[SL2:.*]] = arith.muli %[[G]], %[[L2]] : index
+// CHECK-NEXT:      %[[T2:.*]] = arith.constant 12 : index
+// CHECK-NEXT:      %[[LINE2:.*]] = arith.divui %[[SL2]], %[[T2]] : index
+// CHECK-NEXT:      %[[W2:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[E2:.*]] = arith.muli %[[LINE2]], %[[W2]] : index
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT2]], %[[ZERO2]], %[[E2]]], read, locality<3>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
 // CHECK-NEXT:      %u = vector.reduction <add>, %t : vector<4xf32> into f32
 // CHECK-NEXT:      memref.store %u, %O[%o, %j] : memref<8x8xf32>
 // CHECK-NEXT:    }
 
-// Two quiet nests of 2 x 2 and 4 innermost iterations (8 in all, numbered in
-// program order) for 16 lines of A[o + 2] (step 2): two prefetches an
-// iteration, slots 2g and 2g + 1, each its own line; the second nest's
+// The first nest reads A in an innermost loop on scalars, never a level. The
+// other two, of 2 x 2 and 4 innermost iterations (8 in all, numbered in
+// program order), take the 16 lines of A[o + 2] (step 2): two prefetches an
+// iteration, slots 2g and 2g + 1, each its own line; the third nest's
 // numbers start at 4. Its loops start at 1 and step by 2: (i - 1) / 2.
 
-func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
+func.func @two_levels(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -62,8 +83,7 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
   "scf.parallel"(%c0, %c8, %c2) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%o: index):
     scf.for %i = %c0 to %c16 step %c1 {
-      %v = vector.load %A[%o, %i, %c0] : memref<8x16x16xf32>, vector<16xf32>
-      %s = vector.reduction <add>, %v : vector<16xf32> into f32
+      %s = memref.load %A[%o, %i, %c0] : memref<8x16x16xf32>
       memref.store %s, %O[%o, %i] : memref<8x16xf32>
     }
     scf.for %a = %c0 to %c2 step %c1 {
@@ -79,7 +99,9 @@ func.func @two_quiet(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
   func.return
 }
 
-// CHECK-LABEL: func.func @two_quiet(
+// CHECK-LABEL: func.func @two_levels(
+// CHECK:         scf.for %i = %c0 to %c16 step %c1 {
+// CHECK-NEXT:      %s = memref.load %A[%o, %i, %c0] : memref<8x16x16xf32>
 // CHECK:         scf.for %b = %c0 to %c2 step %c1 {
 // CHECK-NEXT:      %[[T2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:      %[[A2:.*]] = arith.muli %a, %[[T2]] : index
@@ -146,9 +168,9 @@ func.func @every_nest_reads(%A: memref<4x16x64xf32>, %O: memref<4x16x64xf32>) {
 // CHECK-NEXT:        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
 
 
-// The quiet nest fetches all of A[o + 1] while this iteration computes, so
-// the first nest's own prefetch of A[o, i + 1, 0] (a row strip's look-ahead)
-// is erased; a write prefetch and a prefetch of another array stay.
+// The nests fetch all of A[o + 1] while this iteration computes, so the
+// first nest's own prefetch of A[o, i + 1, 0] (a row strip's look-ahead) is
+// erased; a write prefetch and a prefetch of another array stay.
 
 func.func @own_prefetch(%A: memref<8x4x32xf32>, %B: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -180,6 +202,7 @@ func.func @own_prefetch(%A: memref<8x4x32xf32>, %B: memref<8x4x32xf32>, %T: memr
 
 // CHECK-LABEL: func.func @own_prefetch(
 // CHECK:         scf.for %i = %c0 to %c4 step %c1 {
+// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      %n = arith.addi %i, %c1 : index
 // CHECK-NEXT:      memref.prefetch %B[%o, %n, %c0], read, locality<3>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      memref.prefetch %O[%o, %n], write, locality<3>, data : memref<8x8xf32>
@@ -188,10 +211,11 @@ func.func @own_prefetch(%A: memref<8x4x32xf32>, %B: memref<8x4x32xf32>, %T: memr
 // CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x4x32xf32>
 
 
-// Leave alone: the one nest reads A itself (its slice prefetches share the
-// loop with the reads), so its own look-ahead prefetch stays.
+// The one nest reads A itself and takes the prefetches of A[o + 1] (4 an
+// iteration of %i); its own look-ahead prefetch of A[o, i + 1, 0] goes as
+// well.
 
-func.func @own_prefetch_kept(%A: memref<8x8x64xf32>, %O: memref<8x8xf32>) {
+func.func @own_prefetch_one_nest(%A: memref<8x8x64xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -215,6 +239,10 @@ func.func @own_prefetch_kept(%A: memref<8x8x64xf32>, %O: memref<8x8xf32>) {
   func.return
 }
 
-// CHECK-LABEL: func.func @own_prefetch_kept(
-// CHECK:         memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x8x64xf32>
-// CHECK:         memref.prefetch %A[%o, %n, %c0], read, locality<3>, data : memref<8x8x64xf32>
+// CHECK-LABEL: func.func @own_prefetch_one_nest(
+// CHECK:         scf.for %i = %c0 to %c8 step %c1 {
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %o, %c1 : index
+// CHECK-COUNT-4:   memref.prefetch %A[%[[NEXT]],
+// CHECK-NOT:       memref.prefetch
+// CHECK:           %n = arith.addi %i, %c1 : index
+// CHECK-NEXT:      %s = scf.for %k

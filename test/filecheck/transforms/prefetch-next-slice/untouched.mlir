@@ -7,7 +7,7 @@
 
 // NONE-NOT: memref.prefetch
 
-// A is written in the loop (by the quiet nest).
+// A is written in the loop (by the second nest).
 func.func @written(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -59,7 +59,7 @@ func.func @other_row(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf
 }
 // CHECK-LABEL: func.func @other_row(
 
-// The quiet nest's bound is not a constant.
+// The nests' bounds are not constants.
 func.func @dynamic_bounds(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -68,7 +68,7 @@ func.func @dynamic_bounds(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<
   %c32 = arith.constant 32 : index
   "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%o: index):
-    scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %i = %c0 to %n step %c1 {
       scf.for %k = %c0 to %c32 step %c1 {
         %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
         memref.store %x, %T[%i] : memref<4xf32>
@@ -85,7 +85,8 @@ func.func @dynamic_bounds(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<
 }
 // CHECK-LABEL: func.func @dynamic_bounds(
 
-// 8 lines over 1 quiet iteration would take 8 prefetches (at most 4).
+// Each nest has 1 iteration: 8 lines would take 8 prefetches an iteration
+// (at most 4).
 func.func @short(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -94,7 +95,7 @@ func.func @short(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
   %c32 = arith.constant 32 : index
   "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%o: index):
-    scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %i = %c0 to %c1 step %c1 {
       scf.for %k = %c0 to %c32 step %c1 {
         %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
         memref.store %x, %T[%i] : memref<4xf32>
@@ -137,7 +138,7 @@ func.func @dynamic_shape(%A: memref<?x4x32xf32>, %T: memref<4xf32>, %O: memref<8
 }
 // CHECK-LABEL: func.func @dynamic_shape(
 
-// A's slice (128 x 32 floats, 16 KiB: 256 lines, 64 quiet iterations) is over
+// A's slice (128 x 32 floats, 16 KiB: 256 lines) is over
 // max-bytes.
 func.func @too_big(%A: memref<8x128x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -247,8 +248,8 @@ func.func @not_outermost(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8
 }
 // CHECK-LABEL: func.func @not_outermost(
 
-// The quiet nest is an innermost loop on scalars: LLVM's loop vectoriser (or
-// nontemporal-stores) takes it, and a prefetch in its body would stop them.
+// Both nests are innermost loops on scalars: LLVM's loop vectoriser (or
+// nontemporal-stores) takes them, and a prefetch in a body would stop them.
 func.func @scalar_loop(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -258,10 +259,8 @@ func.func @scalar_loop(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8
   "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%o: index):
     scf.for %i = %c0 to %c4 step %c1 {
-      scf.for %k = %c0 to %c32 step %c1 {
-        %x = memref.load %A[%o, %i, %k] : memref<8x4x32xf32>
-        memref.store %x, %T[%i] : memref<4xf32>
-      }
+      %x = memref.load %A[%o, %i, %c0] : memref<8x4x32xf32>
+      memref.store %x, %T[%i] : memref<4xf32>
     }
     scf.for %j = %c0 to %c8 step %c1 {
       %t = memref.load %T[%c0] : memref<4xf32>
