@@ -32,8 +32,10 @@ that do not read `%A` (Kronecker3's later mode products, softmax's sum):
 there the whole 128 KiB slice had to arrive within 45% of the iteration, a
 burst that two cores could not get from memory. Spreading them over all the
 nests took (paired against that version, 2 threads, 40 rounds, caches
-flushed, three runs each) Kronecker3 to 0.88x the time, tbmm to 0.91-0.95x,
-layernorm to 0.96-0.98x and softmax to 0.97-0.98x; back to back, 0.97-1.01x.
+flushed, three runs each, in the host's slow and fast memory phases)
+Kronecker3 to 0.88x / 0.89-0.98x the time, tbmm to 0.91-0.95x / 0.95-0.99x,
+layernorm to 0.96-0.98x / 0.91-0.94x and softmax to 0.97-0.98x /
+0.94-0.98x; back to back, 0.95-1.01x.
 
 Contract. For every `scf.for` and every outermost `scf.parallel` (its first
 dimension) with a constant step `s` and induction variable `%i`, and every
