@@ -29,8 +29,9 @@ The prefetches go into every nest of the body, including those that read the
 current slice, so that the next slice's lines are requested at an even rate
 over the whole iteration. An earlier version put them only into the nests
 that do not read `%A` (Kronecker3's later mode products, softmax's sum):
-there the whole 128 KiB slice had to arrive within 45% of the iteration, a
-burst that two cores could not get from memory. Spreading them over all the
+there Kronecker3's 128 KiB slice had to arrive within the 45% of the
+iteration those products take, about 28 GB/s per core: with two cores, all
+the host's bandwidth in its slower phase. Spreading them over all the
 nests took (paired against that version, 2 threads, 40 rounds, caches
 flushed, three runs each, in the host's slow and fast memory phases)
 Kronecker3 to 0.88x / 0.89-0.98x the time, tbmm to 0.91-0.95x / 0.95-0.99x,
