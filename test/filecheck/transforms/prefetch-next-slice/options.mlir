@@ -1,15 +1,21 @@
 // RUN: not tc-opt %s -p 'prefetch-next-slice{locality=4}' 2>&1 | filecheck %s
 // RUN: not tc-opt %s -p 'prefetch-next-slice{min-bytes=100 max-bytes=10}' 2>&1 | filecheck %s --check-prefix=RANGE
-// RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536}' | filecheck %s --check-prefix=BIG
+// RUN: not tc-opt %s -p 'prefetch-next-slice{nta-bytes=-1}' 2>&1 | filecheck %s --check-prefix=NTABAD
+// RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536 nta-bytes=8192}' | filecheck %s --check-prefix=BIG
+// RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536}' | filecheck %s --check-prefix=NTA
 
 // Bad options are located errors, not tracebacks. With the default
 // min-bytes (4 KiB) and max-bytes raised to 64 KiB, a 16 KiB slice is
-// prefetched (untouched.mlir's @too_big leaves it alone at 8 KiB).
+// prefetched (untouched.mlir's @too_big leaves it alone at 8 KiB): with
+// locality<3> when it is over nta-bytes (8 KiB here), with the non-temporal
+// locality<0> at the default nta-bytes (16 KiB).
 
-// CHECK: prefetch-next-slice: need 0 <= min-bytes <= max-bytes and 0 <= locality <= 3 (got 4096, 262144, 4)
-// RANGE: prefetch-next-slice: need 0 <= min-bytes <= max-bytes and 0 <= locality <= 3 (got 100, 10, 3)
+// CHECK: prefetch-next-slice: need 0 <= min-bytes <= max-bytes, 0 <= locality <= 3 and nta-bytes >= 0 (got 4096, 262144, 4, 16384)
+// RANGE: prefetch-next-slice: need 0 <= min-bytes <= max-bytes, 0 <= locality <= 3 and nta-bytes >= 0 (got 100, 10, 3, 16384)
+// NTABAD: prefetch-next-slice: need 0 <= min-bytes <= max-bytes, 0 <= locality <= 3 and nta-bytes >= 0 (got 4096, 262144, 3, -1)
 // CHECK-NOT: Traceback
 // RANGE-NOT: Traceback
+// NTABAD-NOT: Traceback
 
 func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -55,3 +61,7 @@ func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
 // BIG-NEXT:   %[[E:.*]] = arith.muli %[[LINE]], %[[W]] : index
 // BIG-NEXT:   memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<8x4x1024xf32>
 // BIG-NEXT:   %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
+
+// NTA:      scf.for %l = %c0 to %c64 step %c1 {
+// NTA:        memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<0>, data : memref<8x4x1024xf32>
+// NTA-NOT:    locality<3>

@@ -46,7 +46,7 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 // CHECK-NEXT:      %[[LINE:.*]] = arith.divui %[[SL]], %[[T]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E:.*]] = arith.muli %[[LINE]], %[[W]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<0>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      scf.for %k = %c0 to %c32 step %c1 {
 // CHECK-NOT:         memref.prefetch
 // CHECK:         scf.for %j = %c0 to %c8 step %c1 {
@@ -60,7 +60,7 @@ func.func @spread(%A: memref<8x4x32xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>
 // CHECK-NEXT:      %[[LINE2:.*]] = arith.divui %[[SL2]], %[[T2]] : index
 // CHECK-NEXT:      %[[W2:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E2:.*]] = arith.muli %[[LINE2]], %[[W2]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT2]], %[[ZERO2]], %[[E2]]], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT2]], %[[ZERO2]], %[[E2]]], read, locality<0>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      %t = vector.load %T[%c0] : memref<4xf32>, vector<4xf32>
 // CHECK-NEXT:      %u = vector.reduction <add>, %t : vector<4xf32> into f32
 // CHECK-NEXT:      memref.store %u, %O[%o, %j] : memref<8x8xf32>
@@ -112,14 +112,14 @@ func.func @two_levels(%A: memref<8x16x16xf32>, %O: memref<8x16xf32>) {
 // CHECK-NEXT:      %[[S0:.*]] = arith.muli %[[G]], %[[P]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E0:.*]] = arith.muli %[[S0]], %[[W]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E0]]], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E0]]], read, locality<0>, data : memref<8x16x16xf32>
 // CHECK-NEXT:      %[[P1:.*]] = arith.constant 2 : index
 // CHECK-NEXT:      %[[S1A:.*]] = arith.muli %[[G]], %[[P1]] : index
 // CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[S1:.*]] = arith.addi %[[S1A]], %[[ONE]] : index
 // CHECK-NEXT:      %[[W1:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E1:.*]] = arith.muli %[[S1]], %[[W1]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E1]]], read, locality<3>, data : memref<8x16x16xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E1]]], read, locality<0>, data : memref<8x16x16xf32>
 // CHECK-NEXT:      vector.store %z, %O[%o, %b] : memref<8x16xf32>, vector<2xf32>
 // CHECK:         scf.for %i_1 = %c1 to %c9 step %c2 {
 // CHECK-NEXT:      %[[K:.*]] = arith.subi %i_1, %c1 : index
@@ -162,7 +162,7 @@ func.func @every_nest_reads(%A: memref<4x16x64xf32>, %O: memref<4x16x64xf32>) {
 // CHECK-NEXT:      %[[S:.*]] = arith.muli %h, %[[P]] : index
 // CHECK-NEXT:      %[[W:.*]] = arith.constant 16 : index
 // CHECK-NEXT:      %[[E:.*]] = arith.muli %[[S]], %[[W]] : index
-// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<3>, data : memref<4x16x64xf32>
+// CHECK-NEXT:      memref.prefetch %A[%[[NEXT]], %[[ZERO]], %[[E]]], read, locality<0>, data : memref<4x16x64xf32>
 // CHECK-COUNT-3:   memref.prefetch %A[%[[NEXT]], %[[ZERO]],
 // CHECK-NEXT:      scf.for %w = %c0 to %c64 step %c16 {
 // CHECK-NEXT:        %v = vector.load %A[%o, %h, %w] : memref<4x16x64xf32>, vector<16xf32>
@@ -202,13 +202,13 @@ func.func @own_prefetch(%A: memref<8x4x32xf32>, %B: memref<8x4x32xf32>, %T: memr
 
 // CHECK-LABEL: func.func @own_prefetch(
 // CHECK:         scf.for %i = %c0 to %c4 step %c1 {
-// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<0>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      %n = arith.addi %i, %c1 : index
 // CHECK-NEXT:      memref.prefetch %B[%o, %n, %c0], read, locality<3>, data : memref<8x4x32xf32>
 // CHECK-NEXT:      memref.prefetch %O[%o, %n], write, locality<3>, data : memref<8x8xf32>
 // CHECK-NEXT:      scf.for %k
 // CHECK:         scf.for %j = %c0 to %c8 step %c1 {
-// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x4x32xf32>
+// CHECK:           memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<0>, data : memref<8x4x32xf32>
 
 
 // The one nest reads A itself and takes the prefetches of A[o + 1] (4 an

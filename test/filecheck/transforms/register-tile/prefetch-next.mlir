@@ -3,9 +3,9 @@
 // A row reduction inside a row loop that other statements share (the init
 // and O's nest): its vector loops prefetch what the next row will touch, at
 // the same columns, once per 64 bytes (8-float vectors, 4 per step: columns
-// d and d + 16): I[n + 1, .] for reading, and O[n + 1, .], which a later nest
-// of the row stores along a loop with the reduction loop's bounds, for
-// writing.
+// d and d + 16): I[n + 1, .] for reading, with the non-temporal hint
+// (locality<0>), and O[n + 1, .], which a later nest of the row stores along
+// a loop with the reduction loop's bounds, for writing.
 
 func.func @center(%I: memref<64x256xf32>, %m: memref<64xf32>, %O: memref<64x256xf32>) {
   affine.for %n = 0 to 64 {
@@ -32,12 +32,12 @@ func.func @center(%I: memref<64x256xf32>, %m: memref<64xf32>, %O: memref<64x256x
 // CHECK:         affine.for %r = 0 to 256 step 32
 // CHECK:           vector.load %I[%n, %r]
 // CHECK-NEXT:      arith.addf
-// CHECK-NEXT:      memref.prefetch %I[%[[N1]], %r], read, locality<3>, data : memref<64x256xf32>
+// CHECK-NEXT:      memref.prefetch %I[%[[N1]], %r], read, locality<0>, data : memref<64x256xf32>
 // CHECK-NEXT:      memref.prefetch %O[%[[N1]], %r], write, locality<3>, data : memref<64x256xf32>
 // CHECK:           %[[C16:[0-9]+]] = affine.apply affine_map<()[s0] -> ((s0 + 16))> ()[%r]
 // CHECK-NEXT:      vector.load %I[%n, %[[C16]]]
 // CHECK-NEXT:      arith.addf
-// CHECK-NEXT:      memref.prefetch %I[%[[N1]], %[[C16]]], read, locality<3>, data : memref<64x256xf32>
+// CHECK-NEXT:      memref.prefetch %I[%[[N1]], %[[C16]]], read, locality<0>, data : memref<64x256xf32>
 // CHECK-NEXT:      memref.prefetch %O[%[[N1]], %[[C16]]], write, locality<3>, data : memref<64x256xf32>
 // CHECK:           affine.yield
 // CHECK-NOT:     memref.prefetch

@@ -30,12 +30,12 @@ func.func @rowmax(%I: memref<37x110xf32>, %mx: memref<37xf32>) {
 // CHECK-NEXT: %[[P0:[0-9]+]], %[[P1:[0-9]+]], %[[P2:[0-9]+]], %[[P3:[0-9]+]] = affine.for %d = 0 to 96 step 32 iter_args(%[[A0:[0-9]+]] = %{{[0-9]+}}, %[[A1:[0-9]+]] = %[[ID]], %[[A2:[0-9]+]] = %[[ID]], %[[A3:[0-9]+]] = %[[ID]]) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK:        vector.load %I[%n, %d] : memref<37x110xf32>, vector<8xf32>
 // CHECK:        arith.maximumf %[[A0]], %{{.*}} fastmath<reassoc> : vector<8xf32>
-// CHECK-NEXT:   memref.prefetch %I[%[[N1]], %d], read, locality<3>, data : memref<37x110xf32>
+// CHECK-NEXT:   memref.prefetch %I[%[[N1]], %d], read, locality<0>, data : memref<37x110xf32>
 // CHECK:        vector.load %I[%n, %{{.*}}] : memref<37x110xf32>, vector<8xf32>
 // CHECK:        arith.maximumf %[[A1]], %{{.*}} fastmath<reassoc> : vector<8xf32>
 // CHECK-NOT:    memref.prefetch
 // CHECK:        arith.maximumf %[[A2]], %{{.*}} fastmath<reassoc> : vector<8xf32>
-// CHECK-NEXT:   memref.prefetch %I[%[[N1]], %{{.*}}], read, locality<3>, data : memref<37x110xf32>
+// CHECK-NEXT:   memref.prefetch %I[%[[N1]], %{{.*}}], read, locality<0>, data : memref<37x110xf32>
 // CHECK:        arith.maximumf %[[A3]], %{{.*}} fastmath<reassoc> : vector<8xf32>
 // CHECK-NOT:    memref.prefetch
 // CHECK:      }
