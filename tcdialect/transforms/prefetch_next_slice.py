@@ -86,9 +86,10 @@ so they need not be kept in the outer caches. Larger slices, which will not
 all stay in L1 until they are read (Kronecker3's 128 KiB `X(m, *)`: 1.06-1.08x
 the time with `locality<0>`), get `locality`. Paired against `locality<3>`
 for all (2 threads, 40 rounds, caches flushed, with `register-tile`'s
-next-row prefetches made non-temporal too): softmax 0.92-1.0x, layernorm
-0.91-0.94x, row sums 0.94-0.99x, tbmm 0.96-0.98x in the host's slower memory
-phase, 0.96-1.0x in its faster one; back to back 0.99-1.01x.
+next-row prefetches made non-temporal too; three sets of runs in the host's
+slower memory phase, one in its faster one): softmax 0.90-1.0x / 0.99-1.01x,
+layernorm 0.87-1.02x / 0.97-0.98x, row sums 0.94-0.99x / 0.97-1.01x, tbmm
+0.96-0.99x / 1.0-1.01x; back to back 0.99-1.05x.
 
 Each iteration fetches the whole of the next one's slice, so the loop's
 read prefetches of its own iteration's slice, `A[%p..., i, ...]`, fetch

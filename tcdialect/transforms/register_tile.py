@@ -396,8 +396,9 @@ NEXT_ROW_LOCALITY = 0
 (`prefetchnta` on x86). The next row (at most `PREFETCH_NEXT_BYTES`) is read
 in the next iteration and not after it, so it need not be kept in the outer
 caches (paired against `locality<3>`, 2 threads, 40 rounds, caches flushed,
-together with `prefetch-next-slice`'s `nta-bytes`: softmax 0.92-1.0x the
-time, layernorm 0.91-0.94x, row sums 0.94-0.99x; back to back 0.99-1.01x)."""
+together with `prefetch-next-slice`'s `nta-bytes`, in the host's slower
+memory phase: softmax 0.90-1.0x the time, layernorm 0.87-1.02x, row sums
+0.94-0.99x; in its faster one 0.97-1.01x; back to back 0.99-1.05x)."""
 
 
 def _host_lanes() -> int:
