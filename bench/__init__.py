@@ -12,6 +12,7 @@ Modules:
 
 * `harness`: cache flush, interleaved timing, error metric.
 * `machine`: peak GFLOP/s and streaming GB/s of this machine, its description.
+* `peak`: the FMA-loop probe of the peak GFLOP/s (JIT-compiled LLVM IR).
 * `kernels`: the kernel table (TC source, NumPy and torch peers, flops, sizes).
 * `ours`: the tcdialect column, which degrades to a short error message.
 * `runner`: the command line and the run itself.
@@ -34,6 +35,6 @@ os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 # torch loads libgomp before our first kernel does, and our kernels then share
 # it: libgomp reads GOMP_SPINCOUNT there, and tcdialect's default of 300
-# (backend/cpu.py, applied only when tcdialect loads libgomp first) does not
+# (backend/cpu/jit.py, applied only when tcdialect loads libgomp first) does not
 # apply. The report states what libgomp saw.
 GOMP_SPINCOUNT_AT_START = os.environ.get("GOMP_SPINCOUNT")

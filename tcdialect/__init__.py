@@ -4,7 +4,11 @@ The public surface:
 
 * `define(source, entry=None, *, target="cpu", options=None) -> Kernel`:
   compile a TC definition; call the `Kernel` on NumPy arrays.
-* `CpuOptions`: threads, specialisation; `clear_cache()` drops compiled code.
+* `CpuOptions`: the `cpu` target's options; `clear_cache()` drops compiled code.
+* `targets()`: the names of the registered targets; `get_backend(name)`:
+  a target's `Backend` object (`.info()` is its machine as a `TargetInfo`);
+  `register_backend(name, factory)`: add one at run time (or through the
+  `tcdialect.targets` entry-point group).
 * `TCError`: every user-facing failure, with located diagnostics.
 * `parse_tc(source, filename)`: TC source to a verified module of `tc.def`s.
 * `reference.run(module, entry, inputs)`: the NumPy reference interpreter.
@@ -15,8 +19,13 @@ from typing import TYPE_CHECKING, Any
 from tcdialect.diagnostics import Diagnostic, TCError
 
 if TYPE_CHECKING:  # what `__getattr__` gives, for type checkers
+    from tcdialect.backend.base import TargetInfo
+    from tcdialect.backend.cpu.options import CpuOptions
+    from tcdialect.backend.registry import get_backend, register_backend
+    from tcdialect.backend.registry import target_names as targets
+    from tcdialect.compiled import clear_cache
     from tcdialect.frontend import parse_tc
-    from tcdialect.kernel import CpuOptions, Kernel, clear_cache, define
+    from tcdialect.kernel import Kernel, define
 
 __version__ = "0.1.0"
 
@@ -25,19 +34,30 @@ __all__ = [
     "Diagnostic",
     "Kernel",
     "TCError",
+    "TargetInfo",
     "__version__",
     "clear_cache",
     "define",
+    "get_backend",
     "parse_tc",
+    "register_backend",
+    "targets",
 ]
 
 _LAZY = {
     "parse_tc": "tcdialect.frontend",
     "define": "tcdialect.kernel",
     "Kernel": "tcdialect.kernel",
-    "CpuOptions": "tcdialect.kernel",
-    "clear_cache": "tcdialect.kernel",
+    "CpuOptions": "tcdialect.backend.cpu.options",
+    "clear_cache": "tcdialect.compiled",
+    "TargetInfo": "tcdialect.backend.base",
+    "targets": "tcdialect.backend.registry",
+    "get_backend": "tcdialect.backend.registry",
+    "register_backend": "tcdialect.backend.registry",
 }
+
+
+_RENAMED = {"targets": "target_names"}
 
 
 def __getattr__(name: str) -> Any:  # lazy: importing tcdialect stays cheap
@@ -46,4 +66,4 @@ def __getattr__(name: str) -> Any:  # lazy: importing tcdialect stays cheap
         raise AttributeError(f"module 'tcdialect' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), _RENAMED.get(name, name))

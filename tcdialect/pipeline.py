@@ -1,21 +1,23 @@
-"""The one compilation pipeline: named stages, the passes between them, a runner.
+"""The compilation pipeline: named stages, the passes between them, a runner.
 
-The CPU pipeline is a list of steps; each step is a sequence of passes that
-ends at a named stage (docs/pipeline.md)::
+Every target shares the first three stages; the target's `Backend` adds the
+rest (docs/pipeline.md)::
 
     tc ──tc-specialize──▶ tc ──convert-tc-to-affine──▶ affine
        ──collapse-dims, affine-isl-schedule──▶ scheduled
-       ──contract-temporaries, register-tile, fuse-sibling-loops,
-       convert-affine-to-scf, prefetch-next-slice, outline-parallel-loops,
-       nontemporal-stores, expand-math-polynomials, dce──▶ loops
-       ──convert-scf-to-cf, convert-to-llvm──▶ llvm
+       ──(the target's passes)──▶ its stages: for `cpu`, loops, llvm, then
+                                  the text stages llvm-ir and asm
+
+A `Lowering` is what the stages after `affine` depend on: the target's
+backend, its options and a `TargetInfo`, all explicit. The library makes one
+from the machine (`Backend.info()`); `tc-opt`'s named pipelines make one from
+their own options, whose defaults describe a fixed machine, so the same
+command prints the same IR everywhere.
 
 `tc-opt` and the library run the same steps: the named pipelines
 `tc-to-affine`, `tc-to-scheduled`, `tc-to-loops` and `tc-to-llvm` are passes
-wrapping
-`run_passes`, and `Kernel.ir(stage=...)` / `Kernel.compile` call
-`lower(module, stage, sizes)`. The textual stages after `llvm` (`llvm-ir`,
-`asm`) come from the backend.
+wrapping `run_passes`, and `Kernel.ir(stage=...)` / `Kernel.compile` call
+`lower(module, stage, sizes, lowering=...)`.
 
 `run_passes` verifies the module after every pass. A pass that raises
 `TCError` propagates it unchanged; any other failure, and IR that fails to
@@ -24,32 +26,25 @@ verify after a pass, becomes a `TCError` that names the pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tcdialect.backend.base import Backend, TargetInfo
+from tcdialect.backend.registry import get_backend
 from tcdialect.diagnostics import TCError
 from tcdialect.verifier import verify
 
 if TYPE_CHECKING:
     from tcdialect.poly.schedule import ScheduleOptions
 
-#: Every stage, in pipeline order. The first five are IR (printable, parsable
-#: by `tc-opt`); `llvm-ir` and `asm` are text produced by the backend.
-STAGES: tuple[str, ...] = (
-    "tc",
-    "affine",
-    "scheduled",
-    "loops",
-    "llvm",
-    "llvm-ir",
-    "asm",
-)
-IR_STAGES: tuple[str, ...] = STAGES[:5]
+#: The stages every target shares, in pipeline order.
+COMMON_STAGES: tuple[str, ...] = ("tc", "affine", "scheduled")
 
 
 def format_sizes(sizes: Mapping[str, int]) -> str:
@@ -57,27 +52,78 @@ def format_sizes(sizes: Mapping[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in sizes.items())
 
 
-def stage_passes(
-    stage: str,
-    sizes: str = "",
-    schedule: ScheduleOptions | bool | None = None,
-    register_tile: bool = True,
+@dataclass(frozen=True)
+class Lowering:
+    """What the stages after `affine` depend on, explicitly.
+
+    backend: the target; options: its options (`backend.options_class`);
+    info: the machine the code is for. `Lowering.of("cpu")` describes the
+    target's fixed generic machine (`Backend.generic_info`), not this one.
+    """
+
+    backend: Backend
+    options: Any
+    info: TargetInfo
+
+    @staticmethod
+    def of(
+        target: str = "cpu", options: Any = None, info: TargetInfo | None = None
+    ) -> Lowering:
+        backend = get_backend(target)
+        return Lowering(
+            backend,
+            backend.check_options(options),
+            backend.generic_info() if info is None else info,
+        )
+
+    @property
+    def ir_stages(self) -> tuple[str, ...]:
+        """Every IR stage of this target, in order."""
+        return (*COMMON_STAGES, *self.backend.ir_stages)
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """Every stage of this target: IR stages, then text ones."""
+        return (*self.ir_stages, *self.backend.text_stages)
+
+    @property
+    def schedule(self) -> ScheduleOptions | bool:
+        return self.backend.schedule_options(self.options, self.info)
+
+    def stage_passes(self, stage: str, sizes: str = "") -> list[ModulePass]:
+        """The passes that take a module from the stage before `stage` to it."""
+        if stage in COMMON_STAGES:
+            return common_stage_passes(stage, sizes, self.schedule)
+        if stage in self.backend.ir_stages:
+            return self.backend.stage_passes(stage, self.options, self.info)
+        raise TCError(
+            f"unknown IR stage '{stage}'; the stages are {', '.join(self.ir_stages)}"
+        )
+
+    def passes_to(self, stage: str, sizes: str = "") -> list[ModulePass]:
+        """Every pass from the frontend's `tc` module up to and including `stage`."""
+        stages = self.ir_stages
+        if stage not in stages:
+            raise TCError(
+                f"unknown IR stage '{stage}'; the stages are {', '.join(stages)}"
+            )
+        passes: list[ModulePass] = []
+        for s in stages[: stages.index(stage) + 1]:
+            passes += self.stage_passes(s, sizes)
+        return passes
+
+
+def common_stage_passes(
+    stage: str, sizes: str = "", schedule: ScheduleOptions | bool | None = None
 ) -> list[ModulePass]:
-    """The passes that take a module from the stage before `stage` to `stage`.
+    """The passes of the stages every target shares.
 
     For ``tc`` that is `tc-specialize` when `sizes` is given, else nothing.
     For ``scheduled`` it is `collapse-dims` (unless `schedule` gives tile
     sizes, which name the members of the definition's own bands) and
-    `affine-isl-schedule` with `schedule`'s options (the defaults when None or True;
-    `False` skips both: the loops keep the order `convert-tc-to-affine` gave
-    them). ``loops`` starts with
-    `contract-temporaries`, `register-tile` (vector width from the host;
-    left out when `register_tile` is False) and `fuse-sibling-loops`;
-    `prefetch-next-slice` runs before `outline-parallel-loops`, while the
-    parallel loops are still `scf.parallel`; after
-    `outline-parallel-loops`, `nontemporal-stores` streams large outputs out
-    (vector width from the host), and `expand-math-polynomials`
-    scales by 2^n with `llvm.ldexp` where the host has it as an instruction.
+    `affine-isl-schedule` with `schedule`'s options (the defaults when None
+    or True; `False` skips both: the loops keep the order
+    `convert-tc-to-affine` gave them).
     """
     if stage == "tc":
         if not sizes:
@@ -102,62 +148,24 @@ def stage_passes(
             [CollapseDimsPass()] if schedule.tile is None else []
         )
         return [*collapse, AffineIslSchedulePass.from_options(schedule)]
-    if stage == "loops":
-        from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+    raise TCError(
+        f"unknown common stage '{stage}'; they are {', '.join(COMMON_STAGES)}"
+    )
 
-        from tcdialect.backend.cpu import host_native_ldexp
-        from tcdialect.transforms.contract_temporaries import (
-            ContractTemporariesPass,
-        )
-        from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
-        from tcdialect.transforms.expand_math_polynomials import (
-            ExpandMathPolynomialsPass,
-        )
-        from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
-        from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
-        from tcdialect.transforms.outline_parallel_loops import (
-            OutlineParallelLoopsPass,
-        )
-        from tcdialect.transforms.prefetch_next_slice import PrefetchNextSlicePass
-        from tcdialect.transforms.register_tile import RegisterTilePass
 
-        return [
-            ContractTemporariesPass(),
-            *([RegisterTilePass()] if register_tile else []),
-            FuseSiblingLoopsPass(),
-            ConvertAffineToScfPass(),
-            PrefetchNextSlicePass(),
-            OutlineParallelLoopsPass(),
-            NontemporalStoresPass(),
-            ExpandMathPolynomialsPass(native_ldexp=host_native_ldexp()),
-            DeadCodeElimination(),
-        ]
-    if stage == "llvm":
-        from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
-
-        from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
-
-        # convert-to-llvm consumes unrealized casts itself and makes none, so
-        # xDSL's reconcile-unrealized-casts would have nothing left to do.
-        return [ConvertScfToCf(), ConvertToLlvmPass()]
-    raise TCError(f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}")
+def stage_passes(
+    stage: str, sizes: str = "", lowering: Lowering | None = None
+) -> list[ModulePass]:
+    """`lowering.stage_passes(stage, sizes)`; the `cpu` target's generic
+    machine and default options when `lowering` is None."""
+    return (lowering or Lowering.of()).stage_passes(stage, sizes)
 
 
 def passes_to(
-    stage: str,
-    sizes: str = "",
-    schedule: ScheduleOptions | bool | None = None,
-    register_tile: bool = True,
+    stage: str, sizes: str = "", lowering: Lowering | None = None
 ) -> list[ModulePass]:
-    """Every pass from the frontend's `tc` module up to and including `stage`."""
-    if stage not in IR_STAGES:
-        raise TCError(
-            f"unknown IR stage '{stage}'; the stages are {', '.join(IR_STAGES)}"
-        )
-    passes: list[ModulePass] = []
-    for s in IR_STAGES[: IR_STAGES.index(stage) + 1]:
-        passes += stage_passes(s, sizes, schedule, register_tile)
-    return passes
+    """`lowering.passes_to(stage, sizes)` (see `stage_passes` for None)."""
+    return (lowering or Lowering.of()).passes_to(stage, sizes)
 
 
 def make_context() -> Context:
@@ -197,38 +205,68 @@ def lower(
     stage: str,
     sizes: Mapping[str, int] | None = None,
     ctx: Context | None = None,
-    schedule: ScheduleOptions | bool | None = None,
-    register_tile: bool = True,
+    lowering: Lowering | None = None,
 ) -> ModuleOp:
     """A copy of the `tc` module `module` lowered to the IR stage `stage`.
 
     `sizes` binds size parameters (specialisation); without it the code is
-    generic in every size. `schedule` sets the scheduler's options;
-    `register_tile` False leaves out `register-tile`.
+    generic in every size. `lowering` gives the target, its options and the
+    machine (see `stage_passes` for None).
     """
     out = module.clone()
-    passes = passes_to(stage, format_sizes(sizes or {}), schedule, register_tile)
+    passes = passes_to(stage, format_sizes(sizes or {}), lowering)
     run_passes(ctx or make_context(), out, passes)
     return out
 
 
 @dataclass(frozen=True)
 class _NamedPipeline(ModulePass):
-    """Runs the CPU pipeline from the `tc` stage to `stage`."""
+    """Runs the pipeline of `target` from the `tc` stage to `stage`.
+
+    The options that describe the machine default to a fixed one, never to
+    the machine `tc-opt` runs on: `vector-bits` (256), `native-ldexp`
+    (false), `threads` (1). The target's options that share a name with
+    `fusion`, `tile`, `threads` and `register-tile` take their values.
+    """
 
     stage: ClassVar[str]
     sizes: str = ""
+    target: str = "cpu"
     fusion: str = "max"
     tile: tuple[int, ...] | None = None
     register_tile: bool = True
+    threads: int = 1
+    vector_bits: int = 256
+    native_ldexp: bool = False
+
+    def lowering(self) -> Lowering:
+        backend = get_backend(self.target)
+        tile = None if self.tile is None else tuple(self.tile)
+        given = {
+            "fusion": self.fusion,
+            "tile": tile,
+            "threads": self.threads,
+            "register_tile": self.register_tile,
+        }
+        names = {f.name for f in dataclasses.fields(backend.options_class)}
+        options = backend.options_class(
+            **{k: v for k, v in given.items() if k in names}
+        )
+        info = backend.generic_info().with_(
+            vector_bits=self.vector_bits,
+            native_ldexp=self.native_ldexp,
+            cores=self.threads,
+        )
+        return Lowering(backend, options, info)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tcdialect.poly.schedule import ScheduleOptions
-
-        tile = None if self.tile is None else tuple(self.tile)
-        schedule = ScheduleOptions(self.fusion, tile)
-        passes = passes_to(self.stage, self.sizes, schedule, self.register_tile)
-        run_passes(ctx, op, passes)
+        lowering = self.lowering()
+        if self.stage not in lowering.ir_stages:
+            raise TCError(
+                f"pipeline '{self.name}': target '{self.target}' has no stage "
+                f"'{self.stage}'"
+            )
+        run_passes(ctx, op, lowering.passes_to(self.stage, self.sizes))
 
 
 @dataclass(frozen=True)
@@ -249,7 +287,7 @@ class TcToScheduledPipeline(_NamedPipeline):
 
 @dataclass(frozen=True)
 class TcToLoopsPipeline(_NamedPipeline):
-    """`tc-to-loops{sizes="M=64"}`: a `.tc` module to the `loops` stage."""
+    """`tc-to-loops{sizes="M=64" vector-bits=512}`: to the `loops` stage."""
 
     name = "tc-to-loops"
     stage = "loops"

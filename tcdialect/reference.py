@@ -56,6 +56,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from tcdialect.arguments import (
+    Array,
+    InputValue,
+    bind_sizes,
+    numpy_dtype,
+    prepare_inputs,
+    type_name,
+)
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import ComprehensionOp, DefOp, ReturnOp, TensorType
 from tcdialect.symbolic import SizeExpr, SymbolicError
@@ -72,36 +80,8 @@ __all__ = [
 #: Largest index space (number of points) evaluated in one piece.
 MAX_ELEMENTS = 1 << 26
 
-Array = np.ndarray[Any, Any]
-InputValue = np.ndarray[Any, Any] | int | float | bool
 
 # --------------------------------------------------------------------- types
-
-
-def numpy_dtype(t: Attribute) -> np.dtype[Any]:
-    """The NumPy dtype storing tensor elements of type `t`.
-
-    ``f16/f32/f64`` → float16/32/64, ``i1`` → bool, ``iN``/``siN`` → intN,
-    ``uiN`` → uintN, ``index`` → int64.
-    """
-    if isinstance(t, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width not in (8, 16, 32, 64):
-            raise TCError(f"reference interpreter: unsupported integer type {t}")
-        if t.signedness.data == Signedness.UNSIGNED:
-            return np.dtype(f"uint{width}")
-        return np.dtype(f"int{width}")
-    raise TCError(f"reference interpreter: unsupported type {t}")
 
 
 def _storage_dtype(t: Attribute) -> np.dtype[Any]:
@@ -110,10 +90,6 @@ def _storage_dtype(t: Attribute) -> np.dtype[Any]:
     if dt.kind == "u":
         return np.dtype(f"int{dt.itemsize * 8}")
     return dt
-
-
-def _type_name(dt: np.dtype[Any]) -> str:
-    return "bool" if dt == np.bool_ else str(dt)
 
 
 # ------------------------------------------------------------ input binding
@@ -144,144 +120,6 @@ def find_def(module: ModuleOp | DefOp, entry: str | None = None) -> DefOp:
         if d.sym_name.data == entry:
             return d
     raise TCError(f"no definition named @{entry}; available: {names}")
-
-
-def _convert_scalar(value: int | float | bool, dt: np.dtype[Any], where: str) -> Array:
-    """A Python scalar as a 0-d array of dtype `dt`, or a TCError."""
-    kind = dt.kind
-    if isinstance(value, bool):
-        return np.asarray(value, dtype=dt)
-    if isinstance(value, int):
-        if kind == "b":
-            raise TCError(f"{where}: expected bool but got a Python int")
-        if kind in "iu":
-            info = np.iinfo(dt)
-            if not info.min <= value <= info.max:
-                raise TCError(f"{where}: {value} does not fit in {_type_name(dt)}")
-        return np.asarray(value, dtype=dt)
-    if kind != "f":
-        raise TCError(f"{where}: expected {_type_name(dt)} but got a Python float")
-    return np.asarray(value, dtype=dt)
-
-
-def _solve_linear(expr: SizeExpr, extent: int) -> tuple[str, int] | None:
-    """Solve ``c * N + k == extent`` for a single size ``N``, if exact."""
-    if len(expr.terms) != 1:
-        return None
-    atom, coeff = expr.terms[0]
-    if atom.kind != "sym" or (extent - expr.const) % coeff:
-        return None
-    return atom.name, (extent - expr.const) // coeff
-
-
-def prepare_inputs(
-    defop: DefOp, inputs: Sequence[InputValue]
-) -> tuple[list[Array], dict[str, int]]:
-    """Check `inputs` against the signature of `defop`.
-
-    Returns the inputs as dense arrays of the declared dtypes (Python scalars
-    converted, non-contiguous arrays copied) and the bound size parameters.
-    Raises `TCError` naming the argument and the declared parameter.
-    """
-    fname = f"@{defop.sym_name.data}"
-    names = defop.input_names
-    types = defop.input_types
-    if len(inputs) != len(names):
-        raise TCError(
-            f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
-            f"({', '.join(names)}) but got {len(inputs)}"
-        )
-    arrays: list[Array] = []
-    for i, (name, t, value) in enumerate(zip(names, types, inputs)):
-        where = f"input '{name}' (argument {i}) of {fname}"
-        dt = numpy_dtype(t.element_type)
-        if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
-            if t.rank != 0:
-                raise TCError(
-                    f"{where}: expected {t.rank} dimensions but got a Python scalar"
-                )
-            arrays.append(_convert_scalar(value, dt, where))
-            continue
-        if isinstance(value, np.generic):
-            value = np.asarray(value)
-        if not isinstance(value, np.ndarray):
-            raise TCError(
-                f"{where}: expected a NumPy array but got {type(value).__name__}"
-            )
-        if isinstance(value, np.ma.MaskedArray):
-            raise TCError(
-                f"{where}: masked arrays are not supported (the mask would be "
-                f"ignored); pass a plain array, e.g. a.filled(0)"
-            )
-        if type(value) is not np.ndarray:
-            value = value.view(np.ndarray)  # np.matrix, memmap, ...: the data
-        if value.ndim != t.rank:
-            raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
-        if value.dtype != dt:
-            raise TCError(
-                f"{where}: expected {_type_name(dt)} but got {_type_name(value.dtype)}"
-            )
-        # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
-        arrays.append(value if value.flags.c_contiguous else value.copy(order="C"))
-
-    sizes: dict[str, int] = {}
-    origin: dict[str, str] = {}
-    pending: list[tuple[str, SizeExpr, int]] = []
-    for i, (name, t, arr) in enumerate(zip(names, types, arrays)):
-        for d, (expr, extent) in enumerate(zip(t.extents, arr.shape)):
-            here = f"input '{name}' dimension {d} is {extent}"
-            if expr.is_constant:
-                if expr.const != extent:
-                    raise TCError(
-                        f"input '{name}' (argument {i}) of {fname}: dimension {d} "
-                        f"must be {expr.const} but is {extent}"
-                    )
-                continue
-            if expr.terms and len(expr.terms) == 1 and expr.const == 0:
-                atom, coeff = expr.terms[0]
-                if atom.kind == "sym" and coeff == 1:
-                    size = atom.name
-                    if size not in sizes:
-                        sizes[size], origin[size] = extent, here
-                    elif sizes[size] != extent:
-                        raise TCError(f"size {size}: {origin[size]} but {here}")
-                    continue
-            pending.append((f"input '{name}' (argument {i})", expr, extent))
-
-    # Expression extents: solve the simple ones for unbound sizes, check all.
-    progress = True
-    while progress:
-        progress = False
-        for _, expr, extent in pending:
-            if expr.names() <= sizes.keys():
-                continue
-            solved = _solve_linear(expr, extent)
-            if solved is not None and solved[0] not in sizes:
-                sizes[solved[0]] = solved[1]
-                progress = True
-    for where, expr, extent in pending:
-        try:
-            value = expr.evaluate(sizes)
-        except SymbolicError:
-            value = None
-        if value != extent:
-            raise TCError(
-                f"{where} of {fname}: a dimension declared as '{expr}' is {extent}"
-                + (f" but '{expr}' is {value}" if value is not None else "")
-            )
-    for size in defop.size_names:
-        if size not in sizes:
-            raise TCError(f"size {size} of {fname} is not determined by the inputs")
-    return arrays, sizes
-
-
-def bind_sizes(defop: DefOp, inputs: Sequence[InputValue]) -> dict[str, int]:
-    """The size parameters of `defop` bound from the shapes of `inputs`.
-
-    Checks input count, ranks, exact dtypes, consistency of repeated sizes
-    and literal extents; every error is a `TCError` naming the argument.
-    """
-    return prepare_inputs(defop, inputs)[1]
 
 
 # ---------------------------------------------------------------- run a def

@@ -3,7 +3,7 @@
 - `llvm` (replaces xDSL's): the llvm-dialect module as LLVM IR text
   (`tcdialect.backend.llvm.translate`); `llvm{triple=nvptx64-nvidia-cuda}`
   picks the triple when the module has no `llvm.target_triple`.
-- `asm`: host assembly after `O<opt_level>` (`tcdialect.backend.cpu.host_asm`),
+- `asm`: host assembly after `O<opt_level>` (`tcdialect.backend.cpu.jit.host_asm`),
   runtime module linked in; `asm{opt_level=2}`.
 
 Importing this module does not import llvmlite; emitting does.
@@ -43,7 +43,7 @@ class HostAsmTarget(Target):
     opt_level: int = 3
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from tcdialect.backend.cpu import host_asm
+        from tcdialect.backend.cpu.jit import host_asm
 
         output.write(host_asm(module, opt_level=self.opt_level))
 

@@ -57,7 +57,7 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
@@ -83,6 +83,9 @@ class ScheduleOptions:
     #: Threads that share the parallel loops: `auto_tile` cuts the outermost
     #: member into a multiple of this many tiles of equal size.
     threads: int = 1
+    #: The sizes `auto_tile` aims for (a target fills them from its
+    #: `TargetInfo`; the autotuner searches them).
+    tile_policy: TilePolicy = field(default_factory=lambda: TilePolicy())
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -93,6 +96,40 @@ class ScheduleOptions:
         object.__setattr__(self, "tile", tile_sizes(self.tile))
         if not isinstance(self.threads, int) or self.threads < 1:
             raise TCError(f"threads must be an integer >= 1, not {self.threads!r}")
+        if not isinstance(self.tile_policy, TilePolicy):
+            raise TCError(
+                f"tile_policy must be a TilePolicy, not {self.tile_policy!r}"
+            )
+
+
+@dataclass(frozen=True)
+class TilePolicy:
+    """The sizes `auto_tile` chooses from when the user gives no tile sizes.
+
+    parallel, reduction: tile sizes of coincident and of other members.
+    rows: the largest row tile aimed for when the parallel member is split
+        evenly among the threads.
+    batch_chunks: the fewest values per thread of an outermost member
+        without reuse for it to get tiles of one value.
+
+    The defaults keep an `A` tile of `rows` x `reduction` floats within half
+    of a 1 MiB L2 cache; `parallel` is a multiple of register-tile's row and
+    column strips (8 rows, 3 x 16 lanes; 6 rows, 2 x 8 lanes), so full tiles
+    have no remainder strips.
+    """
+
+    parallel: int = 192
+    reduction: int = 256
+    rows: int = 512
+    batch_chunks: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("parallel", "reduction", "rows", "batch_chunks"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise TCError(
+                    f"TilePolicy.{name} must be a positive int, not {value!r}"
+                )
 
 
 #: Largest tile size: tile loops' bounds are 32-bit integers in isl's AST.
@@ -682,7 +719,10 @@ def _tile(node: isl.ScheduleNode, sizes: Sequence[int]) -> isl.ScheduleNode | No
 
 
 def auto_tile(
-    band: isl.ScheduleNode, threads: int = 1, accesses: isl.UnionMap | None = None
+    band: isl.ScheduleNode,
+    threads: int = 1,
+    accesses: isl.UnionMap | None = None,
+    policy: TilePolicy | None = None,
 ) -> tuple[int, ...]:
     """Tile sizes for an outermost band when the user gave none.
 
@@ -693,9 +733,9 @@ def auto_tile(
     and the `C` tile within the L2 cache of one core.
 
     The outermost member, when it is coincident (the parallel loop) and its
-    extent is a known number larger than `TILE_PARALLEL`, is cut into a
+    extent is a known number larger than `TilePolicy.parallel`, is cut into a
     multiple of `threads` tiles of equal size (a multiple of 8 rows), each at
-    most about `TILE_ROWS`: 1024 rows on 2 threads make two tiles of 512 (192
+    most about `TilePolicy.rows`: 1024 rows on 2 threads make two tiles of 512 (192
     made five tiles and a 64-row one: one thread did 576 rows, the other 448).
     A shorter outermost member with at least two more coincident ones below
     it (a batch loop around the rows and columns: einsum's `a` in
@@ -712,7 +752,7 @@ def auto_tile(
     array element is touched twice (`accesses`, statement instances to
     elements: a batch loop whose operands all vary along it, `b` of
     `Z(b, n, k) +=! X(b, n, r_m) * Y(b, r_m, k)`), with at least
-    `BATCH_CHUNKS` values per thread (or an unknown number), gets tiles of
+    `TilePolicy.batch_chunks` values per thread (or an unknown number), gets tiles of
     one value: a tile of it keeps nothing in cache for the next, and the
     parallel loop then gives the runtime's threads many small chunks to
     share instead of one tile each, so a thread that starts late takes fewer
@@ -735,17 +775,18 @@ def auto_tile(
     coincident = [bool(band.band_member_get_coincident(k)) for k in range(n)]
     if all(coincident):
         return ()
-    sizes = [TILE_PARALLEL if c else TILE_REDUCTION for c in coincident]
+    p = policy or TilePolicy()
+    sizes = [p.parallel if c else p.reduction for c in coincident]
     extent = _member_extent(band, 0) if coincident[0] else None
     if (
         coincident[0]
-        and (extent is None or extent >= BATCH_CHUNKS * threads)
+        and (extent is None or extent >= p.batch_chunks * threads)
         and accesses is not None
         and not _reused_along(band, accesses)
     ):
         sizes[0] = 1
-    elif extent is not None and extent > TILE_PARALLEL:
-        tiles = threads * -(-extent // (threads * TILE_ROWS))
+    elif extent is not None and extent > p.parallel:
+        tiles = threads * -(-extent // (threads * p.rows))
         sizes[0] = (-(-extent // tiles) + 7) // 8 * 8
     elif extent is not None and extent > threads and sum(coincident) >= 3:
         sizes[0] = -(-extent // threads)
@@ -794,17 +835,6 @@ def _extent(upa: isl.UnionPwAff, domain: isl.UnionSet) -> int | None:
 #: windows) go innermost in `_statement_order`, after the unit-stride member.
 WINDOW_EXTENT = 4
 
-#: `auto_tile`'s sizes for coincident and for other members. 192 is a
-#: multiple of register-tile's row and column strips (8 rows, 3 x 16 lanes;
-#: 6 rows, 2 x 8 lanes), so full tiles have no remainder strips.
-TILE_PARALLEL = 192
-TILE_REDUCTION = 256
-#: The fewest values per thread of an outermost member without reuse for
-#: `auto_tile` to give it tiles of one value.
-BATCH_CHUNKS = 8
-#: The largest row tile `auto_tile` aims for when it splits the parallel
-#: member evenly (an `A` tile of 512 x 256 floats fills half of a 1 MiB L2).
-TILE_ROWS = 512
 
 
 def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
@@ -856,7 +886,7 @@ def compute_schedule(
         tile = None if tile is None else tile[1:]
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
-        sizes = tile if tile is not None else auto_tile(node, threads, accesses)
+        sizes = tile if tile is not None else auto_tile(node, threads, accesses, options.tile_policy)
         tiled = _tile(node, sizes) if sizes else None
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)
@@ -890,6 +920,7 @@ __all__ = [
     "FUSIONS",
     "PARALLEL_MARK",
     "ScheduleOptions",
+    "TilePolicy",
     "auto_tile",
     "compute_schedule",
     "schedule_context",

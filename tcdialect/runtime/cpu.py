@@ -3,27 +3,36 @@
 The `affine`-stage function of a definition fixes the calling convention
 (docs/pipeline.md): inputs, outputs, the optional error flag, then the unbound
 sizes. In the `llvm` stage every memref argument is a pointer followed by one
-`i64` per dynamic dimension, and every size is an `i64`. `ArgSpec` describes
-one argument; `CpuLauncher.fixed` resolves everything that shapes and sizes
-fix into a `FixedCall`, which then takes only the arrays' data pointers
-(`CpuLauncher(...)(inputs, outputs, sizes)` does both). ctypes releases the GIL for the call, so the
-kernel's worker threads and other Python threads run meanwhile.
+`i64` per dynamic dimension, and every size is an `i64`
+(`tcdialect.arguments.Signature` describes the arguments).
+`CpuLauncher.fixed` resolves everything that shapes and sizes fix into a
+`FixedCall`, which then takes only the arrays' data pointers
+(`CpuLauncher(...)(inputs, outputs, sizes)` does both). ctypes releases the
+GIL for the call, so the kernel's worker threads and other Python threads run
+meanwhile.
+
+`CpuLauncher.plan` makes the `CpuPlan` of one shape key, the `CallPlan` that
+`Kernel.__call__` uses: a fast path that checks arrays of exactly the
+planned shapes, dtypes and strides without the general path's helpers, and,
+from the plan's second run on, a call stub that makes the same checks in
+compiled code (the backend's `make_stub`).
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Mapping, Sequence
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, StringAttr
-from xdsl.dialects.func import FuncOp
 
+from tcdialect.arguments import Signature
 from tcdialect.diagnostics import TCError
 
-ArgKind = Literal["input", "output", "error", "size"]
+Array = np.ndarray[Any, Any]
 
 
 @dataclass(frozen=True)
@@ -106,69 +115,11 @@ _address_of = ctypes.c_void_p.from_address
 def data_pointer(arr: np.ndarray[Any, Any]) -> int:
     """The address of `arr`'s first element.
 
-    Read from the ndarray object when `NDARRAY_LAYOUT` is known: 0.26 µs per
-    array, where `arr.ctypes.data` builds a helper object and costs 1.7 µs,
-    most of the overhead of a small call."""
+    Read from the ndarray object when `NDARRAY_LAYOUT` is known: much
+    cheaper than `arr.ctypes.data`, which builds a helper object."""
     if NDARRAY_LAYOUT is None:
         return arr.ctypes.data
     return _address_of(id(arr) + NDARRAY_LAYOUT.data).value or 0
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One argument of a compiled definition's entry function."""
-
-    kind: ArgKind
-    name: str
-    #: For buffers: the dimensions whose extent is passed at run time.
-    dynamic_dims: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Signature:
-    """The calling convention of an `affine`-stage entry function."""
-
-    args: tuple[ArgSpec, ...]
-    #: Tensors whose reads are checked at run time, by error code - 1.
-    checked: tuple[str, ...]
-
-
-def _names(func: FuncOp, attr: str) -> list[str]:
-    value = func.attributes.get(attr)
-    if value is None:
-        return []
-    assert isinstance(value, ArrayAttr)
-    return [s.data for s in value.data if isinstance(s, StringAttr)]
-
-
-def signature_of(func: FuncOp) -> Signature:
-    """Read the calling convention off an `affine`-stage `func.func`."""
-    inputs, outputs = _names(func, "tc.inputs"), _names(func, "tc.outputs")
-    checked, sizes = _names(func, "tc.checked"), _names(func, "tc.sizes")
-    kinds: list[tuple[ArgKind, str]] = [
-        *(("input", n) for n in inputs),
-        *(("output", n) for n in outputs),
-        *([("error", "error")] if checked else []),
-        *(("size", n) for n in sizes),
-    ]
-    types = func.function_type.inputs.data
-    if len(types) != len(kinds):
-        raise TCError(
-            f"internal error: @{func.sym_name.data} has {len(types)} arguments "
-            f"but its tc.* attributes describe {len(kinds)}"
-        )
-    args: list[ArgSpec] = []
-    for (kind, name), t in zip(kinds, types):
-        if kind == "size":
-            if not isinstance(t, IndexType):
-                raise TCError(f"internal error: size argument {name} is not an index")
-            args.append(ArgSpec(kind, name))
-            continue
-        if not isinstance(t, MemRefType):
-            raise TCError(f"internal error: argument {name} is not a memref")
-        dyn = tuple(i for i, d in enumerate(t.get_shape()) if d < 0)
-        args.append(ArgSpec(kind, name, dyn))
-    return Signature(tuple(args), tuple(checked))
 
 
 @dataclass(frozen=True)
@@ -215,16 +166,194 @@ class FixedCall:
             )
 
 
+@dataclass(frozen=True)
+class StubArray:
+    """What a call stub accepts for one argument."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    #: The dtype object (`PyArray_Descr`) the array must hold, compared by
+    #: identity: NumPy's builtin dtypes are one object per type and byte order.
+    dtype: object
+    #: Bytes the array spans (overlap tests skip empty arrays).
+    nbytes: int
+    #: An output: must be writeable and must not overlap the arrays before it.
+    output: bool
+
+
+#: Compiles a call stub: (entry address, call template, pointer slots,
+#: array specs, ndarray layout) -> the stub (see `CpuPlan`).
+StubCompiler = Callable[
+    [int, tuple[int, ...], tuple[int, ...], list[StubArray], NdarrayLayout],
+    Callable[..., int],
+]
+
+
+def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """The strides NumPy gives a new C-contiguous array of `shape` with at
+    least one element (an empty array's strides are 0 in NumPy 2: such calls
+    take the general path)."""
+    strides: list[int] = []
+    step = itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+@dataclass
+class CpuPlan:
+    """A call for one shape key with every check but the per-array ones done.
+
+    `call(inputs, out)` takes arrays with the canonical C-order strides (a
+    sufficient test of contiguity): it checks each array's type, shape,
+    dtype, strides and writeability, tests overlaps on address ranges and
+    makes the call, without the general path's helpers (`prepare_inputs`,
+    `np.may_share_memory`, the launcher's walk of the signature). Anything
+    it does not accept returns None: the general path raises the precise
+    error or handles the case.
+
+    From its second run on, a plan has a `stub` that makes the same checks
+    and the call in host code, taking the ndarray objects. Compiling a stub
+    costs milliseconds, so shapes seen once (a generic kernel fed ever new
+    shapes) never pay for one. No stub where NumPy's object layout is unknown
+    (`NDARRAY_LAYOUT`), where the kernel reports checked reads through an
+    error flag, or where the backend gave no stub compiler.
+    """
+
+    fixed_call: FixedCall
+    #: Address of the compiled entry function.
+    entry: int
+    in_dtypes: tuple[np.dtype[Any], ...]
+    in_shapes: tuple[tuple[int, ...], ...]
+    in_strides: tuple[tuple[int, ...], ...]
+    in_nbytes: tuple[int, ...]
+    out_shapes: tuple[tuple[int, ...], ...]
+    out_dtypes: tuple[np.dtype[Any], ...]
+    out_strides: tuple[tuple[int, ...], ...]
+    out_nbytes: tuple[int, ...]
+    make_stub: StubCompiler | None = None
+    runs: int = 0
+    stub: Callable[..., int] | None = None
+    #: Why the stub could not be compiled (then no stub is tried again).
+    stub_error: str | None = None
+
+    @property
+    def in_count(self) -> int:
+        return len(self.in_nbytes)
+
+    def run(self, inputs: Sequence[Array], outputs: Sequence[Array]) -> None:
+        """Call on arrays the general path has checked."""
+        self.fixed_call.run([data_pointer(a) for a in (*inputs, *outputs)])
+
+    def call(self, inputs: Sequence[Any], out: Any) -> list[Array] | None:
+        """Check and call on arrays of exactly this plan's layout; the
+        outputs, or None (nothing called) when anything differs."""
+        for x, strides in zip(inputs, self.in_strides):
+            if type(x) is not np.ndarray or x.strides != strides:
+                return None
+        pointers = [data_pointer(x) for x in inputs]
+        if out is None:
+            outputs = [
+                np.empty(shape, dtype=dt)
+                for shape, dt in zip(self.out_shapes, self.out_dtypes)
+            ]
+            pointers += [data_pointer(o) for o in outputs]
+        else:
+            outputs = list(out) if isinstance(out, tuple | list) else [out]
+            if len(outputs) != len(self.out_shapes):
+                return None
+            ends = [p + n for p, n in zip(pointers, self.in_nbytes) if n]
+            starts = [p for p, n in zip(pointers, self.in_nbytes) if n]
+            for o, shape, dt, strides, n in zip(
+                outputs,
+                self.out_shapes,
+                self.out_dtypes,
+                self.out_strides,
+                self.out_nbytes,
+            ):
+                if (
+                    type(o) is not np.ndarray
+                    or o.shape != shape
+                    or o.dtype != dt
+                    or o.strides != strides
+                    or not o.flags.writeable
+                ):
+                    return None
+                p = data_pointer(o)
+                if n:
+                    for start, end in zip(starts, ends):
+                        if p < end and start < p + n:
+                            return None  # overlap: the general path's error
+                    starts.append(p)
+                    ends.append(p + n)
+                pointers.append(p)
+        self.fixed_call.run(pointers)
+        return outputs
+
+    def ran(self) -> None:
+        """Count a run; make the stub on the second (once: racing threads
+        may both make one, and either serves). A stub that fails to compile
+        is an internal error, but the call it would speed up has already
+        run: it becomes a `RuntimeWarning` and calls keep the Python path."""
+        self.runs += 1
+        if (
+            self.runs < 2
+            or self.stub is not None
+            or self.stub_error is not None
+            or self.make_stub is None
+            or NDARRAY_LAYOUT is None
+            or self.fixed_call.error_slot is not None
+        ):
+            return
+        # NumPy's builtin dtype objects, which new arrays of these types hold
+        specs = [
+            StubArray(shape, strides, np.dtype(dt.str), n, output=False)
+            for shape, strides, dt, n in zip(
+                self.in_shapes, self.in_strides, self.in_dtypes, self.in_nbytes
+            )
+        ] + [
+            StubArray(shape, strides, np.dtype(dt.str), n, output=True)
+            for shape, strides, dt, n in zip(
+                self.out_shapes, self.out_strides, self.out_dtypes, self.out_nbytes
+            )
+        ]
+        try:
+            self.stub = self.make_stub(
+                self.entry,
+                self.fixed_call.template,
+                self.fixed_call.slots,
+                specs,
+                NDARRAY_LAYOUT,
+            )
+        except TCError as err:
+            self.stub_error = str(err)
+            warnings.warn(
+                f"tcdialect: internal error: no call stub ({err}); "
+                "calls of these shapes take the Python path",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+
+
 class CpuLauncher:
     """Calls the compiled function at `address` with the convention `signature`.
 
-    `owner` (the JIT engine) is kept alive as long as the launcher.
+    `owner` (the JIT engine) is kept alive as long as the launcher;
+    `make_stub` compiles the call stubs of its plans (None: no stubs).
     """
 
-    def __init__(self, address: int, signature: Signature, owner: Any = None):
+    def __init__(
+        self,
+        address: int,
+        signature: Signature,
+        owner: Any = None,
+        make_stub: StubCompiler | None = None,
+    ):
         self.address = address
         self.signature = signature
         self._owner = owner
+        self._make_stub = make_stub
         argtypes: list[Any] = []
         for a in signature.args:
             if a.kind == "size":
@@ -233,6 +362,30 @@ class CpuLauncher:
                 argtypes.append(ctypes.c_void_p)
                 argtypes += [ctypes.c_int64] * len(a.dynamic_dims)
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
+
+    def plan(
+        self,
+        inputs: Sequence[Array],
+        out_shapes: Sequence[tuple[int, ...]],
+        out_dtypes: Sequence[Any],
+        sizes: Mapping[str, int],
+    ) -> CpuPlan:
+        """The plan of calls on arrays laid out as `inputs` (checked) are."""
+        dtypes = tuple(np.dtype(dt) for dt in out_dtypes)
+        shapes = tuple(tuple(s) for s in out_shapes)
+        return CpuPlan(
+            self.fixed([a.shape for a in inputs], shapes, sizes),
+            self.address,
+            tuple(a.dtype for a in inputs),
+            tuple(a.shape for a in inputs),
+            tuple(c_strides(a.shape, a.itemsize) for a in inputs),
+            tuple(a.nbytes for a in inputs),
+            shapes,
+            dtypes,
+            tuple(c_strides(s, dt.itemsize) for s, dt in zip(shapes, dtypes)),
+            tuple(math.prod(s) * dt.itemsize for s, dt in zip(shapes, dtypes)),
+            self._make_stub,
+        )
 
     def fixed(
         self,

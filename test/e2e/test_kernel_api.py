@@ -11,7 +11,10 @@ import pytest
 import tcdialect
 from tcdialect import CpuOptions, TCError, reference
 from tcdialect.frontend import parse_tc
-from tcdialect.pipeline import STAGES
+from tcdialect.backend.registry import get_backend
+from tcdialect.pipeline import COMMON_STAGES
+
+STAGES = (*COMMON_STAGES, *get_backend("cpu").stages)
 
 MATMUL = """
 def matmul(float(M, K) A, float(K, N) B) -> (C) {
@@ -210,7 +213,7 @@ def test_repeated_shapes_take_the_call_stub(monkeypatch: pytest.MonkeyPatch) -> 
 def test_a_stub_that_fails_to_compile_warns_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tcdialect.backend import call_stub
+    from tcdialect.backend.cpu import call_stub
 
     def broken(*args: object) -> None:
         raise TCError("invalid LLVM IR: (injected)")

@@ -7,7 +7,8 @@ same `llvm` stage as the pipeline run in one go (nothing the passes rely on
 is lost in printing). Each catalog kernel runs at its first test sizes, and
 the max reductions also at sizes wide enough for vector accumulators; those
 of softmax and log_softmax start from the -inf splat `dense<0xff800000>`,
-which xDSL 0.74 read back as 4.29e9 (tcdialect/dialects/dense_hex.py).
+which xDSL 0.74's own parser reads back as 4.29e9 (so the text is read with
+`tcdialect.dialects.dense_hex.DenseHexParser`, as `tc-opt` reads it).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import zlib
 import numpy as np
 import pytest
 from test_reference_catalog import KERNELS, Kernel, Sizes
-from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 import tcdialect
-from tcdialect.pipeline import IR_STAGES, make_context, run_passes, stage_passes
+from tcdialect.dialects.dense_hex import DenseHexParser
+from tcdialect.pipeline import Lowering, make_context, run_passes
+
+IR_STAGES = Lowering.of("cpu").ir_stages
 
 BY_NAME = {k.name: k for k in KERNELS}
 
@@ -38,7 +41,7 @@ CASES = [(k.name, k.sizes[0]) for k in KERNELS] + WIDE
 
 
 def _reprint(text: str, generic: bool) -> str:
-    module = Parser(make_context(), text).parse_module()
+    module = DenseHexParser(make_context(), text).parse_module()
     module.verify()
     out = io.StringIO()
     Printer(stream=out, print_generic_format=generic).print_op(module)
@@ -92,10 +95,7 @@ def test_resuming_from_any_stage_gives_the_same_llvm(name: str, sizes: Sizes) ->
     texts = _stages(BY_NAME[name], sizes)
     for i, stage in enumerate(IR_STAGES[:-1]):
         ctx = make_context()
-        module = Parser(ctx, texts[stage]).parse_module()
+        module = DenseHexParser(ctx, texts[stage]).parse_module()
         for later in IR_STAGES[i + 1 :]:
-            passes = stage_passes(
-                later, "", k.options.schedule_options, k.options.register_tile
-            )
-            run_passes(ctx, module, passes)
+            run_passes(ctx, module, k.lowering.stage_passes(later))
         assert str(module).strip() == texts["llvm"].strip(), stage

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.llvm import LLVM
 from xdsl.parser import Parser
 
-from tcdialect.backend.cpu import (
+from tcdialect.backend.cpu.jit import (
     TEAM_CHUNKS_PER_THREAD,
     CpuModule,
     compile_cpu,

@@ -1,4 +1,4 @@
-"""Call stubs (`tcdialect.backend.call_stub`): the host-code argument checks
+"""Call stubs (`tcdialect.backend.cpu.call_stub`): the host-code argument checks
 of a known-shape call accept exactly the arrays `Kernel`'s Python checks
 accept, pass their data pointers in the template's slots, and call nothing
 when they reject."""
@@ -9,9 +9,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from tcdialect.backend.call_stub import StubArray, call_stub_ir, compile_call_stub
-from tcdialect.backend.cpu import jit_llvm_ir
-from tcdialect.runtime.cpu import NDARRAY_LAYOUT, data_pointer, ndarray_layout
+from tcdialect.backend.cpu.call_stub import call_stub_ir, compile_call_stub
+from tcdialect.backend.cpu.jit import jit_llvm_ir
+from tcdialect.runtime.cpu import (
+    NDARRAY_LAYOUT,
+    StubArray,
+    data_pointer,
+    ndarray_layout,
+)
 
 # A stand-in kernel: records its arguments and counts its calls.
 RECORDER_IR = """

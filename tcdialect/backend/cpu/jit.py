@@ -254,6 +254,11 @@ _LOCK = threading.RLock()
 _HOST: _Host | None = None
 
 
+def host() -> _Host:
+    """The process-wide LLVM state: native target, host CPU name and features."""
+    return _host()
+
+
 def _host() -> _Host:
     global _HOST
     with _LOCK:
@@ -301,35 +306,6 @@ def _load_libgomp() -> bool:
     except RuntimeError:
         return False
     return bool(binding.address_of_symbol("GOMP_parallel"))
-
-
-def _host_features() -> set[str]:
-    """LLVM's host CPU features, `+name` / `-name`."""
-    return set(_host().features.split(","))
-
-
-def host_vector_width(elem_bits: int = 32) -> int:
-    """Lanes of `elem_bits`-bit elements in one host vector register.
-
-    From LLVM's host CPU features: 512-bit registers with `avx512f`, 256-bit
-    with `avx` (AVX/AVX2), else 128-bit (SSE, NEON); at least 1.
-    """
-    if elem_bits <= 0:
-        raise ValueError(f"elem_bits must be positive, got {elem_bits}")
-    features = _host_features()
-    if "+avx512f" in features:
-        bits = 512
-    elif "+avx" in features:
-        bits = 256
-    else:
-        bits = 128
-    return max(1, bits // elem_bits)
-
-
-def host_native_ldexp() -> bool:
-    """Whether LLVM's `llvm.ldexp` is one host instruction (x86 `vscalef`,
-    AVX-512); elsewhere it is a C library call per element."""
-    return "+avx512f" in _host_features()
 
 
 def have_openmp() -> bool:

@@ -44,30 +44,14 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from tcdialect.backend.cpu import jit_llvm_ir
-from tcdialect.runtime.cpu import NdarrayLayout
+from tcdialect.backend.cpu.jit import jit_llvm_ir
+from tcdialect.runtime.cpu import NdarrayLayout, StubArray
 
 STUB_NAME = "tc_call_stub"
-
-
-@dataclass(frozen=True)
-class StubArray:
-    """What a call stub accepts for one argument."""
-
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    #: The dtype object (`PyArray_Descr`) the array must hold, compared by
-    #: identity: NumPy's builtin dtypes are one object per type and byte order.
-    dtype: object
-    #: Bytes the array spans (overlap tests skip empty arrays).
-    nbytes: int
-    #: An output: must be writeable and must not overlap the arrays before it.
-    output: bool
 
 
 class _Writer:

@@ -1,0 +1,362 @@
+"""Checking a call's arguments against a definition: shared by every target
+and by the reference interpreter.
+
+- `prepare_inputs(defop, inputs)`: count, rank, exact dtype, literal extents
+  and consistent size parameters of the inputs; returns them as dense arrays
+  and the bound sizes. Every error is a `TCError` naming the argument.
+- `check_outputs`: a caller's `out=` arrays (shape, dtype, contiguity,
+  writeability, overlap with another argument).
+- `check_temporaries`: refuses sizes whose temporaries and outputs cannot fit
+  in memory, before any code allocates them.
+- `Signature` / `signature_of`: the calling convention of a definition's
+  `affine`-stage entry function (inputs, outputs, error flag, unbound sizes),
+  which every target's launcher follows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    StringAttr,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects.tc import DefOp
+from tcdialect.symbolic import SizeExpr, SymbolicError
+
+Array = np.ndarray[Any, Any]
+InputValue = np.ndarray[Any, Any] | int | float | bool
+ArgKind = Literal["input", "output", "error", "size"]
+
+# --------------------------------------------------------------------- types
+
+
+def numpy_dtype(t: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype storing tensor elements of type `t`.
+
+    ``f16/f32/f64`` → float16/32/64, ``i1`` → bool, ``iN``/``siN`` → intN,
+    ``uiN`` → uintN, ``index`` → int64.
+    """
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width not in (8, 16, 32, 64):
+            raise TCError(f"reference interpreter: unsupported integer type {t}")
+        if t.signedness.data == Signedness.UNSIGNED:
+            return np.dtype(f"uint{width}")
+        return np.dtype(f"int{width}")
+    raise TCError(f"reference interpreter: unsupported type {t}")
+
+
+def type_name(dt: np.dtype[Any]) -> str:
+    return "bool" if dt == np.bool_ else str(dt)
+
+
+# ------------------------------------------------------------ input binding
+
+
+def _convert_scalar(value: int | float | bool, dt: np.dtype[Any], where: str) -> Array:
+    """A Python scalar as a 0-d array of dtype `dt`, or a TCError."""
+    kind = dt.kind
+    if isinstance(value, bool):
+        return np.asarray(value, dtype=dt)
+    if isinstance(value, int):
+        if kind == "b":
+            raise TCError(f"{where}: expected bool but got a Python int")
+        if kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= value <= info.max:
+                raise TCError(f"{where}: {value} does not fit in {type_name(dt)}")
+        return np.asarray(value, dtype=dt)
+    if kind != "f":
+        raise TCError(f"{where}: expected {type_name(dt)} but got a Python float")
+    return np.asarray(value, dtype=dt)
+
+
+def _solve_linear(expr: SizeExpr, extent: int) -> tuple[str, int] | None:
+    """Solve ``c * N + k == extent`` for a single size ``N``, if exact."""
+    if len(expr.terms) != 1:
+        return None
+    atom, coeff = expr.terms[0]
+    if atom.kind != "sym" or (extent - expr.const) % coeff:
+        return None
+    return atom.name, (extent - expr.const) // coeff
+
+
+def prepare_inputs(
+    defop: DefOp, inputs: Sequence[InputValue]
+) -> tuple[list[Array], dict[str, int]]:
+    """Check `inputs` against the signature of `defop`.
+
+    Returns the inputs as dense arrays of the declared dtypes (Python scalars
+    converted, non-contiguous arrays copied) and the bound size parameters.
+    Raises `TCError` naming the argument and the declared parameter.
+    """
+    fname = f"@{defop.sym_name.data}"
+    names = defop.input_names
+    types = defop.input_types
+    if len(inputs) != len(names):
+        raise TCError(
+            f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}) but got {len(inputs)}"
+        )
+    arrays: list[Array] = []
+    for i, (name, t, value) in enumerate(zip(names, types, inputs)):
+        where = f"input '{name}' (argument {i}) of {fname}"
+        dt = numpy_dtype(t.element_type)
+        if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
+            if t.rank != 0:
+                raise TCError(
+                    f"{where}: expected {t.rank} dimensions but got a Python scalar"
+                )
+            arrays.append(_convert_scalar(value, dt, where))
+            continue
+        if isinstance(value, np.generic):
+            value = np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            raise TCError(
+                f"{where}: expected a NumPy array but got {type(value).__name__}"
+            )
+        if isinstance(value, np.ma.MaskedArray):
+            raise TCError(
+                f"{where}: masked arrays are not supported (the mask would be "
+                f"ignored); pass a plain array, e.g. a.filled(0)"
+            )
+        if type(value) is not np.ndarray:
+            value = value.view(np.ndarray)  # np.matrix, memmap, ...: the data
+        if value.ndim != t.rank:
+            raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
+        if value.dtype != dt:
+            raise TCError(
+                f"{where}: expected {type_name(dt)} but got {type_name(value.dtype)}"
+            )
+        # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+        arrays.append(value if value.flags.c_contiguous else value.copy(order="C"))
+
+    sizes: dict[str, int] = {}
+    origin: dict[str, str] = {}
+    pending: list[tuple[str, SizeExpr, int]] = []
+    for i, (name, t, arr) in enumerate(zip(names, types, arrays)):
+        for d, (expr, extent) in enumerate(zip(t.extents, arr.shape)):
+            here = f"input '{name}' dimension {d} is {extent}"
+            if expr.is_constant:
+                if expr.const != extent:
+                    raise TCError(
+                        f"input '{name}' (argument {i}) of {fname}: dimension {d} "
+                        f"must be {expr.const} but is {extent}"
+                    )
+                continue
+            if expr.terms and len(expr.terms) == 1 and expr.const == 0:
+                atom, coeff = expr.terms[0]
+                if atom.kind == "sym" and coeff == 1:
+                    size = atom.name
+                    if size not in sizes:
+                        sizes[size], origin[size] = extent, here
+                    elif sizes[size] != extent:
+                        raise TCError(f"size {size}: {origin[size]} but {here}")
+                    continue
+            pending.append((f"input '{name}' (argument {i})", expr, extent))
+
+    # Expression extents: solve the simple ones for unbound sizes, check all.
+    progress = True
+    while progress:
+        progress = False
+        for _, expr, extent in pending:
+            if expr.names() <= sizes.keys():
+                continue
+            solved = _solve_linear(expr, extent)
+            if solved is not None and solved[0] not in sizes:
+                sizes[solved[0]] = solved[1]
+                progress = True
+    for where, expr, extent in pending:
+        try:
+            value = expr.evaluate(sizes)
+        except SymbolicError:
+            value = None
+        if value != extent:
+            raise TCError(
+                f"{where} of {fname}: a dimension declared as '{expr}' is {extent}"
+                + (f" but '{expr}' is {value}" if value is not None else "")
+            )
+    for size in defop.size_names:
+        if size not in sizes:
+            raise TCError(f"size {size} of {fname} is not determined by the inputs")
+    return arrays, sizes
+
+
+def bind_sizes(defop: DefOp, inputs: Sequence[InputValue]) -> dict[str, int]:
+    """The size parameters of `defop` bound from the shapes of `inputs`.
+
+    Checks input count, ranks, exact dtypes, consistency of repeated sizes
+    and literal extents; every error is a `TCError` naming the argument.
+    """
+    return prepare_inputs(defop, inputs)[1]
+
+
+# ---------------------------------------------------------- outputs, memory
+
+
+def check_outputs(
+    defop: DefOp,
+    out: Any,
+    shapes: Sequence[tuple[int, ...]],
+    dtypes: Sequence[np.dtype[Any]],
+    inputs: Sequence[Array],
+) -> list[Array]:
+    """The arrays of a caller's `out=` (one array, or a tuple or list of them
+    in declared order), checked against the output `shapes` and `dtypes`."""
+    names = list(defop.output_names)
+    fname = f"@{defop.sym_name.data}"
+
+    def bad(i: int, problem: str) -> NoReturn:
+        raise TCError(f"output '{names[i]}' (out[{i}]) of {fname}: {problem}")
+
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    n = len(names)
+    if len(outs) != n:
+        raise TCError(
+            f"out= of {fname} must give {n} array{'s' if n != 1 else ''} "
+            f"({', '.join(names)}) but gives {len(outs)}"
+        )
+    for i, (o, shape, dt) in enumerate(zip(outs, shapes, dtypes)):
+        if type(o) is not np.ndarray:
+            bad(i, f"expected a NumPy array but got {type(o).__name__}")
+        if o.shape != shape:
+            bad(i, f"expected shape {shape} but got {o.shape}")
+        if o.dtype != dt:
+            bad(i, f"expected {dt} but got {o.dtype}")
+        flags = o.flags
+        if not flags.c_contiguous or not flags.writeable:
+            bad(i, "must be a writeable contiguous (C-order) array")
+        for other in (*inputs, *outs[:i]):
+            if o.size and other.size and np.may_share_memory(o, other):
+                bad(i, "overlaps another argument of the call")
+    return outs
+
+
+def physical_memory() -> int:
+    """Bytes of memory of this machine (a very large number where unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 62
+
+
+def check_temporaries(
+    entry: str,
+    tensors: Mapping[str, Any],
+    sizes: Mapping[str, int],
+    memory: int | None = None,
+) -> None:
+    """Refuse sizes whose temporaries cannot fit in `memory` bytes.
+
+    `tensors` are the checked definition's tensors (`frontend.sema`'s:
+    `kind`, `extents`, `elem`). Compiled code allocates temporaries (and
+    copies of targets a statement reads at other positions); asking for more
+    than the machine has must be a `TCError` here, not a failed allocation.
+    """
+    from tcdialect.frontend.ir_gen import element_type
+
+    limit = physical_memory() if memory is None else memory
+    total, biggest = 0, ("", 0)
+    for t in tensors.values():
+        if t.kind == "input" or t.extents is None or t.elem is None:
+            continue
+        count = math.prod(max(0, e.evaluate(sizes)) for e in t.extents)
+        nbytes = count * numpy_dtype(element_type(t.elem)).itemsize
+        biggest = max(biggest, (t.name, nbytes), key=lambda x: x[1])
+        if t.kind == "temp":
+            total += nbytes
+    total += biggest[1]  # room for one snapshot copy
+    if total > limit:
+        gib = 1 << 30
+        raise TCError(
+            f"@{entry} needs {total / gib:.1f} GiB of temporaries and "
+            f"outputs for these sizes ({', '.join(f'{k}={v}' for k, v in sizes.items())})"
+            f"; this machine has {limit / gib:.1f} GiB"
+        )
+
+
+# ------------------------------------------------------- calling convention
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of a compiled definition's entry function."""
+
+    kind: ArgKind
+    name: str
+    #: For buffers: the dimensions whose extent is passed at run time.
+    dynamic_dims: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The calling convention of an `affine`-stage entry function."""
+
+    args: tuple[ArgSpec, ...]
+    #: Tensors whose reads are checked at run time, by error code - 1.
+    checked: tuple[str, ...]
+
+
+def _names(func: FuncOp, attr: str) -> list[str]:
+    value = func.attributes.get(attr)
+    if value is None:
+        return []
+    assert isinstance(value, ArrayAttr)
+    return [s.data for s in value.data if isinstance(s, StringAttr)]
+
+
+def signature_of(func: FuncOp) -> Signature:
+    """Read the calling convention off an `affine`-stage `func.func`."""
+    inputs, outputs = _names(func, "tc.inputs"), _names(func, "tc.outputs")
+    checked, sizes = _names(func, "tc.checked"), _names(func, "tc.sizes")
+    kinds: list[tuple[ArgKind, str]] = [
+        *(("input", n) for n in inputs),
+        *(("output", n) for n in outputs),
+        *([("error", "error")] if checked else []),
+        *(("size", n) for n in sizes),
+    ]
+    types = func.function_type.inputs.data
+    if len(types) != len(kinds):
+        raise TCError(
+            f"internal error: @{func.sym_name.data} has {len(types)} arguments "
+            f"but its tc.* attributes describe {len(kinds)}"
+        )
+    args: list[ArgSpec] = []
+    for (kind, name), t in zip(kinds, types):
+        if kind == "size":
+            if not isinstance(t, IndexType):
+                raise TCError(f"internal error: size argument {name} is not an index")
+            args.append(ArgSpec(kind, name))
+            continue
+        if not isinstance(t, MemRefType):
+            raise TCError(f"internal error: argument {name} is not a memref")
+        dyn = tuple(i for i, d in enumerate(t.get_shape()) if d < 0)
+        args.append(ArgSpec(kind, name, dyn))
+    return Signature(tuple(args), tuple(checked))

@@ -1,0 +1,146 @@
+"""`CpuBackend`: the `cpu` target, host machine code through llvmlite's MCJIT.
+
+From `scheduled` down it runs::
+
+    loops: contract-temporaries, register-tile{vector-width}, fuse-sibling-loops,
+           convert-affine-to-scf, prefetch-next-slice, outline-parallel-loops,
+           nontemporal-stores{vector-width},
+           expand-math-polynomials{native-ldexp}, dce
+    llvm:  convert-scf-to-cf, convert-to-llvm
+
+with the vector width and `ldexp` support taken from the `TargetInfo` it is
+given (the host's in the library, a fixed one in `tc-opt`), and the isl
+scheduler's threads and tile policy from the options and that `TargetInfo`.
+Text stages: `llvm-ir` (LLVM IR before optimisation) and `asm` (host assembly
+after O3). `compile` JIT-compiles the `llvm` stage and returns a
+`CpuLauncher` whose plans call through ctypes or a compiled call stub.
+
+Importing this module imports neither llvmlite nor the passes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tcdialect.backend.base import Backend, TargetInfo
+from tcdialect.backend.cpu.options import CpuOptions
+from tcdialect.diagnostics import TCError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+
+    from tcdialect.arguments import Signature
+    from tcdialect.poly.schedule import ScheduleOptions
+    from tcdialect.runtime.cpu import CpuLauncher
+
+#: What `tc-opt` and the named pipelines assume when not told otherwise:
+#: x86-64 with 256-bit vectors (AVX2) and `llvm.ldexp` as a library call, so
+#: that the IR they print is the same on every machine.
+GENERIC_CPU = TargetInfo(name="x86-64-v3", triple="x86_64-unknown-linux-gnu")
+
+
+class CpuBackend(Backend):
+    """The host CPU (see the module docstring)."""
+
+    name = "cpu"
+    options_class: ClassVar[type[Any]] = CpuOptions
+    ir_stages = ("loops", "llvm")
+    text_stages = ("llvm-ir", "asm")
+
+    def info(self) -> TargetInfo:
+        from tcdialect.backend.cpu.host import host_info
+
+        return host_info()
+
+    def generic_info(self) -> TargetInfo:
+        return GENERIC_CPU
+
+    def threads(self, options: CpuOptions, info: TargetInfo) -> int:
+        """Worker threads of parallel loops: the option, else every core."""
+        return options.threads if options.threads is not None else info.cores
+
+    def schedule_options(
+        self, options: CpuOptions, info: TargetInfo
+    ) -> ScheduleOptions | bool:
+        from tcdialect.poly.schedule import ScheduleOptions
+
+        if not options.schedule:
+            return False
+        return ScheduleOptions(
+            options.fusion, options.tile, threads=self.threads(options, info)
+        )
+
+    def stage_passes(
+        self, stage: str, options: CpuOptions, info: TargetInfo
+    ) -> list[ModulePass]:
+        if stage == "loops":
+            from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+            from tcdialect.transforms.contract_temporaries import (
+                ContractTemporariesPass,
+            )
+            from tcdialect.transforms.convert_affine_to_scf import (
+                ConvertAffineToScfPass,
+            )
+            from tcdialect.transforms.expand_math_polynomials import (
+                ExpandMathPolynomialsPass,
+            )
+            from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
+            from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
+            from tcdialect.transforms.outline_parallel_loops import (
+                OutlineParallelLoopsPass,
+            )
+            from tcdialect.transforms.prefetch_next_slice import (
+                PrefetchNextSlicePass,
+            )
+            from tcdialect.transforms.register_tile import RegisterTilePass
+
+            lanes = info.vector_width(32)
+            register_tile = (
+                [RegisterTilePass(vector_width=lanes)] if options.register_tile else []
+            )
+            return [
+                ContractTemporariesPass(),
+                *register_tile,
+                FuseSiblingLoopsPass(),
+                ConvertAffineToScfPass(),
+                PrefetchNextSlicePass(),
+                OutlineParallelLoopsPass(),
+                NontemporalStoresPass(vector_width=lanes),
+                ExpandMathPolynomialsPass(native_ldexp=info.native_ldexp),
+                DeadCodeElimination(),
+            ]
+        if stage == "llvm":
+            from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+
+            from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
+
+            # convert-to-llvm consumes unrealized casts itself and makes none,
+            # so xDSL's reconcile-unrealized-casts would have nothing to do.
+            return [ConvertScfToCf(), ConvertToLlvmPass()]
+        raise TCError(f"target 'cpu' has no IR stage '{stage}'")
+
+    def emit(self, stage: str, module: ModuleOp, options: CpuOptions) -> str:
+        if stage == "llvm-ir":
+            from tcdialect.backend.cpu.jit import llvm_ir_text
+
+            return llvm_ir_text(module)
+        if stage == "asm":
+            from tcdialect.backend.cpu.jit import host_asm
+
+            return host_asm(module)
+        return super().emit(stage, module, options)
+
+    def compile(
+        self, module: ModuleOp, entry: str, signature: Signature, options: CpuOptions
+    ) -> CpuLauncher:
+        from tcdialect.backend.cpu.call_stub import compile_call_stub
+        from tcdialect.backend.cpu.jit import compile_cpu
+        from tcdialect.runtime.cpu import CpuLauncher
+
+        cpu = compile_cpu(module)
+        cpu.set_num_threads(self.threads(options, self.info()))
+        return CpuLauncher(
+            cpu.address(entry), signature, owner=cpu, make_stub=compile_call_stub
+        )
