@@ -1,4 +1,4 @@
-"""`nontemporal-stores{vector-width=0 min-bytes=8388608}`: large outputs bypass the caches.
+"""`nontemporal-stores{vector-width=8 min-bytes=8388608}`: large outputs bypass the caches.
 
 A loops → loops pass (docs/pipeline.md: `loops` stage), run after
 `outline-parallel-loops` and before `expand-math-polynomials`. A loop that
@@ -7,14 +7,9 @@ ordinary store first fetches the line it writes (read for ownership), and
 the line is written back later (a copy moves 3 bytes per byte copied). A
 non-temporal store writes whole lines straight to memory. x86's
 non-temporal vector stores need addresses aligned to the vector's size (LLVM
-splits an unaligned one into scalar stores), hence the peeled loop below.
-Measured on the AMD EPYC host of bench/ (2 threads, caches flushed, outputs
-from `np.empty`, paired runs): softmax 4096 x 1024 took 0.79-0.83x the time,
-layernorm 0.84-0.87x, the 16M-element chain 0.85-0.86x. Marking the stores
-non-temporal without the peel (LLVM then splits each into scalar stores)
-gave softmax 0.91-0.94x and layernorm 0.94-1.03x, and made tensordot's
-register-tile stores 1.22-1.24x and maxpool's 6.4-6.9x the time: stores
-that cannot be aligned are left alone.
+splits an unaligned one into scalar stores, slower than ordinary ones),
+hence the peeled loop below; stores that cannot be aligned are left alone.
+Measurements: docs/perf/nontemporal-stores.md.
 
 Contract. An innermost `scf.for %i = %lb to %ub step 1` without
 `iter_args` is rewritten when
@@ -32,7 +27,9 @@ Contract. An innermost `scf.for %i = %lb to %ub step 1` without
   also the math ops that `expand-math-polynomials` expands), whose results
   have `%M`'s element type, and `%i` appears nowhere else;
 - its trip count, when known, is at least `4 * VL` (`VL` = vector-width
-  lanes of a 32-bit element, scaled to the element type; 0 = the host's).
+  lanes of a 32-bit element, scaled to the element type; `vector-width`
+  must be a positive power of two, default 8: 256-bit vectors, the
+  x86-64-v3 baseline, the same on every machine; a target passes its own).
 
 It becomes three loops: the original body up to the first element of
 `%M[%j..., *]` whose address is a multiple of `VL * element size` (at most
@@ -115,6 +112,10 @@ _ELEMENTWISE = frozenset(
 )
 """Float ops cloned onto vectors as they are (convert-to-llvm lowers each on
 vectors: an LLVM instruction or intrinsic)."""
+
+VECTOR_WIDTH = 8
+"""Default `vector-width`: 8 lanes of a 32-bit element, 256-bit vectors (the
+x86-64-v3 baseline), the same on every machine; a target passes its own."""
 
 MIN_BYTES = 8 << 20
 """Default `min-bytes`: a quarter of the host's 32 MiB L3, which its cores
@@ -337,18 +338,16 @@ def _stores_of(fn: func.FuncOp, m: SSAValue) -> list[Operation]:
 
 
 def nontemporal_stores(
-    module: ModuleOp, vector_width: int = 0, min_bytes: int = MIN_BYTES
+    module: ModuleOp, vector_width: int = VECTOR_WIDTH, min_bytes: int = MIN_BYTES
 ) -> int:
     """Rewrite every loop the contract allows; the number rewritten."""
-    if vector_width < 0 or min_bytes < 0:
+    if vector_width < 1 or vector_width & (vector_width - 1):
         raise TCError(
-            "nontemporal-stores: vector-width and min-bytes must be >= 0 "
-            f"(got {vector_width}, {min_bytes})"
+            "nontemporal-stores: vector-width must be a positive power of two, "
+            f"not {vector_width}"
         )
-    if not vector_width:
-        from tcdialect.backend.cpu import host_vector_width
-
-        vector_width = host_vector_width(32)
+    if min_bytes < 0:
+        raise TCError(f"nontemporal-stores: min-bytes must be >= 0, not {min_bytes}")
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp)]:
         matches = [
@@ -383,7 +382,7 @@ class NontemporalStoresPass(ModulePass):
 
     name = "nontemporal-stores"
 
-    vector_width: int = 0
+    vector_width: int = VECTOR_WIDTH
     min_bytes: int = MIN_BYTES
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

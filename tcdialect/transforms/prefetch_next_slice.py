@@ -14,29 +14,14 @@ computes on data it already has:
   short row streams per output row; each new `g` starts them cold.
 
 This pass spreads prefetches of the next iteration's slice `A[..., i + s, *]`
-over the iterations of loops in the body. Measured on the Zen 5 host of
-bench/ (2 threads, paired against the pipeline without the pass, 30 rounds,
-caches flushed / back to back, in two runs): Kronecker3 256 x 16 x 32
-0.79-0.85x / 0.83-0.85x, group convolution 0.59-0.64x / 0.61-0.86x, softmax
-0.83-0.85x / 0.86x and layernorm 0.84-0.86x / 0.99x (4 KiB rows), tbmm
-0.88x / 1.06x, moments2 0.89-1.09x / 0.86-1.0x, rowsum 0.94-1.05x, einsum
-1.0x; the other 10 benchmark kernels do not change. `min-bytes` at 2 KiB
-measured the same. Splitting each line's element into one subscript per
-dimension (a division each) instead of the last-subscript addressing below
-cost tbmm 16-19% and layernorm 8% back to back.
+over the iterations of loops in the body (measurements:
+docs/perf/prefetch.md).
 
 The prefetches go into every nest of the body, including those that read the
 current slice, so that the next slice's lines are requested at an even rate
-over the whole iteration. An earlier version put them only into the nests
-that do not read `%A` (Kronecker3's later mode products, softmax's sum):
-there Kronecker3's 128 KiB slice had to arrive within the 45% of the
-iteration those products take, about 28 GB/s per core: with two cores, all
-the host's bandwidth in its slower phase. Spreading them over all the
-nests took (paired against that version, 2 threads, 40 rounds, caches
-flushed, three runs each, in the host's slow and fast memory phases)
-Kronecker3 to 0.88x / 0.89-0.98x the time, tbmm to 0.91-0.95x / 0.95-0.99x,
-layernorm to 0.96-0.98x / 0.91-0.94x and softmax to 0.97-0.98x /
-0.94-0.98x; back to back, 0.95-1.01x.
+over the whole iteration: put only into the nests that do not read `%A`,
+a large slice would have to arrive within the short part of the iteration
+those take.
 
 Contract. For every `scf.for` and every outermost `scf.parallel` (its first
 dimension) with a constant step `s` and induction variable `%i`, and every
@@ -83,22 +68,15 @@ The prefetches of a slice of at most `nta-bytes` bytes (a third of the
 48 KiB L1) carry the non-temporal hint, `locality<0>` (`prefetchnta` on
 x86): the next iteration reads them from L1 and nothing reads them after it,
 so they need not be kept in the outer caches. Larger slices, which will not
-all stay in L1 until they are read (Kronecker3's 128 KiB `X(m, *)`: 1.06-1.08x
-the time with `locality<0>`), get `locality`. Paired against `locality<3>`
-for all (2 threads, 40 rounds, caches flushed, with `register-tile`'s
-next-row prefetches made non-temporal too; three sets of runs in the host's
-slower memory phase, one in its faster one): softmax 0.90-1.0x / 0.99-1.01x,
-layernorm 0.87-1.02x / 0.97-0.98x, row sums 0.94-0.99x / 0.97-1.01x, tbmm
-0.96-0.99x / 1.0-1.01x; back to back 0.99-1.05x.
+all stay in L1 until they are read (Kronecker3's 128 KiB `X(m, *)`), get
+`locality`.
 
 Each iteration fetches the whole of the next one's slice, so the loop's
 read prefetches of its own iteration's slice, `A[%p..., i, ...]`, fetch
 lines that are already on their way (in all but the first iteration of each
 thread) and are erased: `register-tile` puts one before each row strip for
-the next strip's short rows, which here only cost issue slots (Kronecker3,
-paired, 2 threads, 30 rounds: 0.98-0.99x the time flushed, 0.96-0.99x back
-to back; tbmm loses 48 of them). The
-prefetches read nothing a program can observe (`memref.prefetch`); after
+the next strip's short rows (its `prefetch.py`), which here only cost issue
+slots. The prefetches read nothing a program can observe (`memref.prefetch`); after
 the last iteration the slice `A[..., i + s, *]` is the next one in memory
 (the next `n`'s first group, say) or lies past `%A`'s end, which a prefetch
 allows. Left alone: loops whose step is not a constant, arrays written in the

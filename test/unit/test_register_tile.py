@@ -23,18 +23,20 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from tcdialect import reference
-from tcdialect.backend.cpu import compile_cpu, host_vector_width
+from tcdialect.arguments import signature_of
+from tcdialect.backend.cpu.jit import compile_cpu
 from tcdialect.diagnostics import TCError
 from tcdialect.frontend import analyze, parse_tc
 from tcdialect.frontend.ir_gen import gen_def
 from tcdialect.pipeline import (
+    common_stage_passes,
     format_sizes,
     make_context,
     passes_to,
     run_passes,
     stage_passes,
 )
-from tcdialect.runtime.cpu import CpuLauncher, signature_of
+from tcdialect.runtime.cpu import CpuLauncher
 from tcdialect.transforms.register_tile import RegisterTilePass, register_tile
 
 Arr = np.ndarray[Any, Any]
@@ -63,7 +65,7 @@ def affine_module(
     fn = next(op for op in module.ops if isinstance(op, FuncOp))
     signature = signature_of(fn)
     if schedule is not None:
-        run_passes(ctx, module, stage_passes("scheduled", schedule=schedule))
+        run_passes(ctx, module, common_stage_passes("scheduled", schedule=schedule))
     return module, signature
 
 
@@ -573,10 +575,17 @@ def test_options() -> None:
     assert not off.pair_tails
 
 
-def test_host_width_is_the_default() -> None:
-    assert host_vector_width(32) in (4, 8, 16)
-    assert host_vector_width(64) == host_vector_width(32) // 2
-    assert host_vector_width(512) == 1
+def test_default_width_does_not_depend_on_the_host() -> None:
+    # 8 f32 lanes (256-bit vectors) on every machine; a target passes its own
+    assert RegisterTilePass().vector_width == 8
     module, _ = affine_module(MATMUL, {"M": 64, "K": 8, "N": 256})
     assert register_tile(module) == 1
-    assert f"vector<{host_vector_width(32)}xf32>" in str(module)
+    assert "vector<8xf32>" in str(module)
+    assert "vector<16xf32>" not in str(module)
+
+
+@pytest.mark.parametrize("width", [0, -8, 3, 12])
+def test_width_must_be_a_positive_power_of_two(width: int) -> None:
+    module, _ = affine_module(MATMUL, None)
+    with pytest.raises(TCError, match="vector-width must be a positive power of two"):
+        register_tile(module, vector_width=width)
