@@ -132,7 +132,7 @@ def common_stage_passes(
 
         return [TcSpecializePass(sizes=sizes)]
     if stage == "affine":
-        from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
+        from tcdialect.conversion.convert_tc_to_affine import ConvertTcToAffinePass
 
         return [ConvertTcToAffinePass()]
     if stage == "scheduled":

@@ -75,7 +75,9 @@ class TargetInfo:
                 f"TargetInfo.vector_bits must be a power of two >= 8, not {bits!r}"
             )
         if not isinstance(self.cores, int) or self.cores < 1:
-            raise TCError(f"TargetInfo.cores must be a positive int, not {self.cores!r}")
+            raise TCError(
+                f"TargetInfo.cores must be a positive int, not {self.cores!r}"
+            )
 
     def __hash__(self) -> int:
         return hash(
@@ -114,10 +116,17 @@ class CallPlan(Protocol):
     call. `ran()` counts a run (a backend may make the stub then).
     """
 
-    out_shapes: tuple[tuple[int, ...], ...]
-    out_dtypes: tuple[Any, ...]
-    in_count: int
-    stub: Any
+    @property
+    def out_shapes(self) -> tuple[tuple[int, ...], ...]: ...
+
+    @property
+    def out_dtypes(self) -> tuple[Any, ...]: ...
+
+    @property
+    def in_count(self) -> int: ...
+
+    @property
+    def stub(self) -> Any: ...
 
     def run(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None: ...
 

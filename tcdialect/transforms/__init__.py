@@ -2,8 +2,11 @@
 
 `get_all_passes()` maps a pass name (as used in `tc-opt -p`) to a factory that
 imports the pass class only when it is first needed, like
-`xdsl.transforms.get_all_passes`. Each pass lives in its own module, named like
-the pass with underscores (`convert-tc-to-affine` in `convert_tc_to_affine.py`).
+`xdsl.transforms.get_all_passes`. Each pass lives in its own module (or
+package), named like the pass with underscores (`register-tile` in
+`register_tile`). This package holds the passes that transform IR within its
+dialects; the dialect conversions (`convert-*`) live in `tcdialect.conversion`,
+whose `get_all_passes()` is merged in here, so this is the one registry.
 The named pipelines of `tcdialect.pipeline` are registered here too.
 See docs/pipeline.md for the stages and the contracts between passes.
 """
@@ -11,6 +14,8 @@ See docs/pipeline.md for the stages and the contracts between passes.
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
+
+from tcdialect.conversion import get_all_passes as get_conversion_passes
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -20,16 +25,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from tcdialect.transforms.tc_specialize import TcSpecializePass
 
         return TcSpecializePass
-
-    def get_convert_tc_to_affine() -> type[ModulePass]:
-        from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
-
-        return ConvertTcToAffinePass
-
-    def get_convert_affine_to_scf() -> type[ModulePass]:
-        from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
-
-        return ConvertAffineToScfPass
 
     def get_nontemporal_stores() -> type[ModulePass]:
         from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
@@ -54,11 +49,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         )
 
         return ExpandMathPolynomialsPass
-
-    def get_convert_to_llvm() -> type[ModulePass]:
-        from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
-
-        return ConvertToLlvmPass
 
     def get_contract_temporaries() -> type[ModulePass]:
         from tcdialect.transforms.contract_temporaries import (
@@ -108,19 +98,17 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return TcToLlvmPipeline
 
     return {
+        **get_conversion_passes(),
         "tc-specialize": get_tc_specialize,
-        "convert-tc-to-affine": get_convert_tc_to_affine,
         "collapse-dims": get_collapse_dims,
         "affine-isl-schedule": get_affine_isl_schedule,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
         "fuse-sibling-loops": get_fuse_sibling_loops,
-        "convert-affine-to-scf": get_convert_affine_to_scf,
         "prefetch-next-slice": get_prefetch_next_slice,
         "outline-parallel-loops": get_outline_parallel_loops,
         "nontemporal-stores": get_nontemporal_stores,
         "expand-math-polynomials": get_expand_math_polynomials,
-        "convert-to-llvm": get_convert_to_llvm,
         "tc-to-affine": get_tc_to_affine,
         "tc-to-scheduled": get_tc_to_scheduled,
         "tc-to-loops": get_tc_to_loops,

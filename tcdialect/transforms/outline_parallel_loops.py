@@ -74,9 +74,9 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tcdialect.conversion.convert_affine_to_scf import IndexBuilder, Value
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tcrt import ParallelForOp
-from tcdialect.transforms.convert_affine_to_scf import IndexBuilder, Value
 from tcdialect.transforms.ir_values import constant_index
 
 

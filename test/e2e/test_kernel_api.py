@@ -10,8 +10,8 @@ import pytest
 
 import tcdialect
 from tcdialect import CpuOptions, TCError, reference
-from tcdialect.frontend import parse_tc
 from tcdialect.backend.registry import get_backend
+from tcdialect.frontend import parse_tc
 from tcdialect.pipeline import COMMON_STAGES
 
 STAGES = (*COMMON_STAGES, *get_backend("cpu").stages)
@@ -316,7 +316,7 @@ def test_bad_source_is_a_located_error_at_define() -> None:
 
 
 def test_a_failing_pass_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tcdialect.transforms import convert_tc_to_affine
+    from tcdialect.conversion import convert_tc_to_affine
 
     def boom(*args: object) -> None:
         raise RuntimeError("simulated bug")

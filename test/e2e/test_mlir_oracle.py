@@ -61,7 +61,7 @@ def _params() -> list[Any]:
 
 @pytest.mark.parametrize(("kernel", "mode"), _params())
 def test_mlir_accepts_each_stage(kernel: Any, mode: str) -> None:
-    from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
+    from tcdialect.conversion.convert_affine_to_scf import ConvertAffineToScfPass
 
     ctx = make_context()
     module = parse_tc(kernel.source)

@@ -19,7 +19,9 @@ from tcdialect.backend.cpu.target import GENERIC_CPU, CpuBackend
 from tcdialect.backend.registry import get_backend, register_backend, target_names
 from tcdialect.pipeline import Lowering
 
-MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+MATMUL = (
+    "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+)
 
 
 def test_cpu_is_registered_once() -> None:
@@ -36,7 +38,9 @@ def test_unknown_target_lists_the_targets() -> None:
 
 
 def test_options_of_another_class_name_the_target() -> None:
-    with pytest.raises(TCError, match="options for target 'cpu' must be a tcdialect.CpuOptions"):
+    with pytest.raises(
+        TCError, match="options for target 'cpu' must be a tcdialect.CpuOptions"
+    ):
         tcdialect.define(MATMUL, options=object())
 
 
@@ -129,7 +133,9 @@ def test_a_third_party_target_through_an_entry_point(tmp_path: Path) -> None:
     )
     dist = tmp_path / "toy_target-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-target\nVersion: 0.1\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-target\nVersion: 0.1\n"
+    )
     (dist / "entry_points.txt").write_text(
         "[tcdialect.targets]\ntoy = toy_target:ToyBackend\n"
     )

@@ -1,12 +1,10 @@
 """Call stubs: a kernel's argument checks and call, compiled to host code.
 
-A `Kernel` call of known shapes (its `_Plan`) checks each array's type, shape,
-strides, dtype and writeability, tests the outputs for overlap and passes the
-data pointers to the kernel. In Python that is a few hundred bytecodes and
-ctypes conversions, and they are what a call costs when the caches are cold:
-measured with 96 MiB written between calls (bench/'s method), 2 threads, a
-64-element kernel took 46 µs through `Kernel.__call__` and 7 µs through a bare
-ctypes call of the same code, and `tbmm_500x26x72x26` 0.25 ms against 0.21.
+A `Kernel` call of known shapes (its `CpuPlan`) checks each array's type,
+shape, strides, dtype and writeability, tests the outputs for overlap and
+passes the data pointers to the kernel. In Python that is a few hundred
+bytecodes and ctypes conversions, most of what a small call costs
+(docs/perf/runtime.md).
 
 `call_stub_ir` writes those checks and the call as one LLVM function,
 

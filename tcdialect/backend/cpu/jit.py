@@ -41,20 +41,16 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tcdialect.backend.llvm import to_llvmlite
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects.tcrt import (
+    NUM_THREADS_SYMBOL,
+    PARALLEL_FOR_SYMBOL,
+    PARALLEL_TEAM_SYMBOL,
+)
 
-NUM_THREADS_SYMBOL = "__tc_num_threads"
-PARALLEL_FOR_SYMBOL = "__tc_parallel_for"
-PARALLEL_TEAM_SYMBOL = "__tc_parallel_team"
 DEFAULT_GOMP_SPINCOUNT = "300"
-"""How long idle libgomp threads spin (in `pause` iterations, ~7 µs on Zen 3)
-before sleeping on a futex. Measured on the 2-vCPU Zen 3 VM with a second
-process busy on one core, 2-thread dispatch of a tiny `__tc_parallel_for`
-kernel through ctypes (median): 0 → 10-17 µs back to back and 50-75 µs after
-2 ms idle; 300 → 14 µs and 42-52 µs; 10000 → 108-117 µs (a spinning thread
-holds the only free core while the one it waits for is not running); libgomp's
-default (300000) → 2.5 µs back to back when a core is free, but milliseconds
-under load, and it keeps a core busy after every call, which other libraries
-(NumPy's BLAS) then lack. One thread: 1-2 µs (the ctypes call)."""
+"""How long idle libgomp threads spin (in `pause` iterations) before sleeping
+on a futex: short, because a spinning thread holds a core that the thread it
+waits for, or another library, may need (docs/perf/runtime.md)."""
 JIT_NAME_PREFIX = "__tc_jit."
 """A defined function whose name is already a symbol of the process (`exp`,
 `log10`, ...) is renamed `__tc_jit.<name>` before optimisation: LLVM lowers
@@ -96,7 +92,7 @@ when all are done; `n <= 0` calls nothing. With one thread (the module's
 directly; otherwise it hands over to the process-wide `__tc_parallel_team`
 (below). It is `noinline`: inlined, it would let O3 inline the thunk and the
 loop body on the sequential path as well, so every loop nest would be
-optimised and compiled twice (a matmul module: 95 → 56 ms). It gets internal
+optimised and compiled twice. It gets internal
 linkage after linking, so it disappears from modules that do not use it.
 """
 
@@ -225,17 +221,8 @@ barrier, where it would sleep after `GOMP_SPINCOUNT` polls and wait tens of
 microseconds for the last worker to wake it. Without (`TEAM_SEQUENTIAL_IR`):
 `fn(ctx, 0, n)`.
 
-Against one contiguous chunk per thread (each thread's `[t * c, (t + 1) * c)`
-with `c = ceil(n / team)`), bench/'s kernels at 2 threads, caches flushed, 30
-rounds interleaved in one process, took: layernorm 0.83x the time, softmax
-0.90x, moments2 0.92x, gconv 0.95x, tbmm 0.97x, maxpool 0.97x, ew_chain 0.97x,
-tensordot 0.98x, the GEMM-like rows 0.98-1.01x. With the caller's poll
-bounded at 8192 `pause`s instead (~0.2 ms at ~20 ns each) it waited in the
-barrier for the last chunk and most of the gain was lost (softmax 0.98x,
-moments2 1.00x). Back-to-back calls gain more: softmax of 1024, 256 and 64
-rows of 1024, 2 threads, median of 200 hot calls: 400 -> 253, 117 -> 82 and
-39 -> 20 µs (one contiguous chunk per thread had made 2 threads no faster
-than 1 at 1024 rows).
+Chunks dealt out on demand beat one contiguous chunk per thread because a
+thread that starts late takes fewer (docs/perf/runtime.md).
 """
 
 
@@ -272,8 +259,7 @@ def _host() -> _Host:
             if "+avx512f" in features.split(","):
                 # LLVM tunes AVX-512 server CPUs to prefer 256-bit vectors;
                 # register-tile's tiles are 512-bit there, and the loop
-                # vectoriser is faster on this machine with 512 too
-                # (softmax 4096x1024, 2 threads: 4.5 -> 3.9 ms).
+                # vectoriser should use the same width (docs/perf/runtime.md).
                 features += ",-prefer-256-bit"
             tm = target.create_target_machine(
                 cpu=cpu, features=features, opt=3, jit=True
@@ -453,7 +439,7 @@ def jit_llvm_ir(text: str) -> binding.ExecutionEngine:
 
     The text is verified and code-generated as it is: no runtime module and
     no optimisation pipeline (for probes whose instructions must stay as
-    written, such as `tcdialect.backend.peak`). Invalid IR raises `TCError`.
+    written, such as bench/peak.py). Invalid IR raises `TCError`.
     """
     with _LOCK:
         tm = _target_machine(3, jit=True)

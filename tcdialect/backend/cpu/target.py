@@ -77,11 +77,11 @@ class CpuBackend(Backend):
         if stage == "loops":
             from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+            from tcdialect.conversion.convert_affine_to_scf import (
+                ConvertAffineToScfPass,
+            )
             from tcdialect.transforms.contract_temporaries import (
                 ContractTemporariesPass,
-            )
-            from tcdialect.transforms.convert_affine_to_scf import (
-                ConvertAffineToScfPass,
             )
             from tcdialect.transforms.expand_math_polynomials import (
                 ExpandMathPolynomialsPass,
@@ -114,7 +114,7 @@ class CpuBackend(Backend):
         if stage == "llvm":
             from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
-            from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
+            from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
 
             # convert-to-llvm consumes unrealized casts itself and makes none,
             # so xDSL's reconcile-unrealized-casts would have nothing to do.

@@ -30,10 +30,10 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from tcdialect import reference
+from tcdialect.conversion.convert_tc_to_affine import ConvertTcToAffinePass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import tc
 from tcdialect.frontend import parse_tc
-from tcdialect.transforms.convert_tc_to_affine import ConvertTcToAffinePass
 from tcdialect.transforms.tc_specialize import TcSpecializePass, parse_sizes
 
 KERNELS = catalog.KERNELS

@@ -34,9 +34,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
+from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tcrt import TCRT
-from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
 
 I64 = ctypes.c_int64
 I32 = ctypes.c_int32
@@ -863,7 +863,7 @@ class HostJit:
     """A lowered module compiled by `compile_cpu` (O3, host CPU)."""
 
     def __init__(self, src: str):
-        from tcdialect.backend.cpu import compile_cpu
+        from tcdialect.backend.cpu.jit import compile_cpu
 
         _SOURCES.append(src)
         self.module = compile_cpu(lower(src))

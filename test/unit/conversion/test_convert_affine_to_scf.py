@@ -57,10 +57,10 @@ from xdsl.ir.affine import (
 )
 from xdsl.parser import Parser
 
+from tcdialect.conversion.convert_affine_to_scf import ConvertAffineToScfPass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import affine as tcaffine
 from tcdialect.dialects.tcrt import ParallelForOp
-from tcdialect.transforms.convert_affine_to_scf import ConvertAffineToScfPass
 from tcdialect.transforms.outline_parallel_loops import OutlineParallelLoopsPass
 
 INDEX = IndexType()

@@ -170,9 +170,8 @@ def _combine(kind: str, elem: Attribute, acc: SSAValue, x: SSAValue) -> Operatio
         # also leaves the sign of a zero result open (`nsz`; NumPy's
         # minimum/maximum, the reference, return either zero depending on
         # the order of the operands), which spares x86 the ordering of -0
-        # and +0 (6 instructions per vector max become 3): 2 threads, maxpool
-        # 2x2 0.86x and softmax's row max 0.92x the time. NaNs still
-        # propagate. Nothing else in the statement is relaxed.
+        # and +0 (docs/perf/lowering.md). NaNs still propagate. Nothing else
+        # in the statement is relaxed.
         flags = [FastMathFlag.REASSOC]
         if kind in ("min", "max"):
             flags.append(FastMathFlag.NO_SIGNED_ZEROS)

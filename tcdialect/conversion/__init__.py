@@ -1,0 +1,48 @@
+"""Conversions: passes that take IR from one set of dialects to another.
+
+As in MLIR's `lib/Conversion/` (against `lib/Transforms/` and the dialects'
+own `Transforms/`), a pass here lowers ops of some dialects into others and
+leaves the rest alone; passes that rewrite IR within its dialects live in
+`tcdialect.transforms`. Each conversion is one module (or package) named
+after its pass:
+
+- `convert_tc_to_affine` (`convert-tc-to-affine`): `tc.def` → `func.func` of
+  affine loop nests over memrefs;
+- `convert_affine_to_scf` (`convert-affine-to-scf`): affine → scf/arith/memref;
+- `convert_to_llvm/` (`convert-to-llvm`): func, cf, arith, math, memref,
+  vector, tcrt → llvm, split by dialect so that another target can reuse the
+  parts it needs.
+
+`get_all_passes()` maps their names to lazy factories;
+`tcdialect.transforms.get_all_passes()` merges it into the one registry
+`tc-opt` uses.
+"""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Return a mapping from conversion pass name to a factory of its class."""
+
+    def get_convert_tc_to_affine() -> type[ModulePass]:
+        from tcdialect.conversion.convert_tc_to_affine import ConvertTcToAffinePass
+
+        return ConvertTcToAffinePass
+
+    def get_convert_affine_to_scf() -> type[ModulePass]:
+        from tcdialect.conversion.convert_affine_to_scf import ConvertAffineToScfPass
+
+        return ConvertAffineToScfPass
+
+    def get_convert_to_llvm() -> type[ModulePass]:
+        from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
+
+        return ConvertToLlvmPass
+
+    return {
+        "convert-tc-to-affine": get_convert_tc_to_affine,
+        "convert-affine-to-scf": get_convert_affine_to_scf,
+        "convert-to-llvm": get_convert_to_llvm,
+    }

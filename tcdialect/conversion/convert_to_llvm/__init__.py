@@ -1,0 +1,92 @@
+"""`convert-to-llvm`: func, cf, arith, math, memref, vector, tcrt → the llvm dialect.
+
+The last real lowering of the CPU pipeline (see docs/pipeline.md, "llvm stage
+ABI"). It accepts a module of `func.func`s (plus `llvm.func`s and
+`llvm.mlir.global`s, kept) whose bodies hold only ops of func, cf, arith,
+math, memref, vector, tcrt and llvm, with `index`, signless integers, floats,
+fixed 1-D vectors of them and contiguous row-major memrefs; it produces a
+module of llvm ops only, with no `builtin.unrealized_conversion_cast` left.
+Unsupported input raises `TCError` naming the operation. Example::
+
+    func.func @scale(%A: memref<?x4xf32>, %n: index) -> f32 {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %A[%n, %c0] : memref<?x4xf32>
+      func.return %x : f32
+    }
+
+becomes::
+
+    llvm.func @scale(%A: !llvm.ptr, %A_d0: i64, %n: i64) -> f32 {
+      %c0 = llvm.mlir.constant(0) : i64
+      %0 = llvm.mlir.constant(4) : i64
+      %1 = llvm.mul %n, %0 overflow<nsw> : i64
+      %2 = llvm.add %1, %c0 overflow<nsw> : i64
+      %3 = llvm.getelementptr inbounds %A[%2] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+      %x = llvm.load %3 : !llvm.ptr -> f32
+      llvm.return %x : f32
+    }
+
+The package is split by dialect, each module stating its own contract, so
+that another target can reuse the parts it needs:
+
+- `type_converter`: builtin types → llvm types, intrinsic name mangling;
+- `memref_abi`: a memref as an element pointer plus its dynamic extents,
+  row-major addressing (GEPs);
+- `lowering`: the driver (`ModuleLowering`/`FunctionLowering`), which
+  translates each `func.func` block by block with a table of op handlers;
+- `arith`, `math`, `memref`, `vector`, `func_cf`: handler tables
+  (`populate_<dialect>_to_llvm`) that call no library;
+- `cpu_runtime`: what needs the CPU runtime: `tcrt.parallel_for` →
+  `__tc_parallel_for`, `memref.alloc`/`dealloc` → `malloc`/`free`, math ops →
+  C math library calls.
+
+`ConvertToLlvmPass` composes all of them (`cpu_handlers`). Importing this
+package or a dialect module does not import `cpu_runtime`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcdialect.conversion.convert_to_llvm.arith import populate_arith_to_llvm
+from tcdialect.conversion.convert_to_llvm.func_cf import populate_func_cf_to_llvm
+from tcdialect.conversion.convert_to_llvm.lowering import Handler, ModuleLowering
+from tcdialect.conversion.convert_to_llvm.math import populate_math_to_llvm
+from tcdialect.conversion.convert_to_llvm.memref import populate_memref_to_llvm
+from tcdialect.conversion.convert_to_llvm.vector import populate_vector_to_llvm
+
+
+def cpu_handlers() -> dict[str, Handler]:
+    """The handler table of the CPU target: every dialect module's handlers and
+    the CPU runtime's."""
+    # Imported here: loading this package (for a dialect module) leaves the
+    # CPU runtime lowering out.
+    from tcdialect.conversion.convert_to_llvm.cpu_runtime import (
+        populate_cpu_runtime_to_llvm,
+    )
+
+    handlers: dict[str, Handler] = {}
+    populate_arith_to_llvm(handlers)
+    populate_math_to_llvm(handlers)
+    populate_memref_to_llvm(handlers)
+    populate_vector_to_llvm(handlers)
+    populate_func_cf_to_llvm(handlers)
+    populate_cpu_runtime_to_llvm(handlers)
+    return handlers
+
+
+@dataclass(frozen=True)
+class ConvertToLlvmPass(ModulePass):
+    """Translate func/cf/arith/math/memref/vector/tcrt functions to the llvm dialect.
+
+    See the package docstring and docs/pipeline.md ("llvm stage ABI").
+    """
+
+    name = "convert-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ModuleLowering(op, cpu_handlers()).run()
