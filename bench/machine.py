@@ -3,7 +3,7 @@
 `measure_limits(threads)` must run with the thread count already applied
 (`runner.thread_limits`). Peak compute is the best of NumPy (OpenBLAS) and
 torch sgemm at 2048 and a loop of independent vector FMAs on `threads`
-threads (`tcdialect.backend.peak`: the FMA units' rate, which a BLAS kernel
+threads (`bench/peak.py`: the FMA units' rate, which a BLAS kernel
 built for an older ISA reaches only half of); bandwidth is the best of
 STREAM-style kernels (copy counts 2 arrays, triad 3, read 1; 128 MiB
 arrays; decimal GB) by NumPy, torch and, when it works, our own copy and
@@ -94,7 +94,7 @@ def measure_limits(
     lim.details["torch sgemm GFLOP/s"] = (
         flops / _best(lambda: torch.mm(tA, tB, out=tC), repeats) / 1e9
     )
-    from tcdialect.backend.peak import fma_peak_gflops
+    from bench.peak import fma_peak_gflops
 
     lim.details["fma loop GFLOP/s"] = fma_peak_gflops(threads)
     lim.peak_gflops = max(v for k, v in lim.details.items() if k.endswith("GFLOP/s"))

@@ -76,7 +76,7 @@ def define(
 
     `entry` names the definition to run; it may be omitted when the source
     has exactly one. `target` names a registered target (`cpu`); `options`
-    are that target's options class (`CpuOptions`), None for its defaults.
+    are an instance of that target's options class, None for its defaults.
     Errors in the source or a bad target or options raise `TCError` here,
     not at call time.
     """

@@ -44,15 +44,9 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
-    Signedness,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -62,11 +56,9 @@ from tcdialect.arguments import (
     bind_sizes,
     numpy_dtype,
     prepare_inputs,
-    type_name,
 )
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import ComprehensionOp, DefOp, ReturnOp, TensorType
-from tcdialect.symbolic import SizeExpr, SymbolicError
 
 __all__ = [
     "MAX_ELEMENTS",

@@ -38,13 +38,13 @@ from typing import IO, NoReturn, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation, TypeAttribute
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import get_all_dialects
+from tcdialect.dialects.dense_hex import DenseHexParser
 from tcdialect.transforms import get_all_passes
 from tcdialect.verifier import verify
 
@@ -59,8 +59,10 @@ class UsageError(Exception):
 _T = TypeVar("_T")
 
 
-class LocatingParser(Parser):
+class LocatingParser(DenseHexParser):
     """xDSL's IR parser, with every failure on bad input located.
+
+    Hexadecimal dense float elements are bit patterns (`DenseHexParser`).
 
     Besides `ParseError`, xDSL 0.74's parser lets through, without a
     location, what building the IR raises: a `VerifyException` for an
@@ -150,7 +152,7 @@ class TcOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         super().register_all_targets()
         # Ours replace xDSL's `llvm`; llvmlite is imported only when emitting.
-        from tcdialect.backend.targets import get_all_targets
+        from tcdialect.backend.output_targets import get_all_targets
 
         self.available_targets.update(get_all_targets())
 

@@ -2,9 +2,9 @@
 
 `get_all_dialects()` maps a dialect name to a factory that imports the dialect
 only when it is first needed (as `xdsl.dialects.get_all_dialects` does), so
-that `tc-opt` starts fast however many dialects the project grows. It also
-installs the parser fix of `dense_hex` (hexadecimal dense float elements are
-bit patterns), so that every context built from it reads back what it prints.
+that `tc-opt` starts fast however many dialects the project grows. Loading
+dialects changes nothing else: to read back the hexadecimal dense float
+elements xDSL prints, parse with `dense_hex.DenseHexParser`.
 """
 
 from collections.abc import Callable
@@ -14,9 +14,6 @@ from xdsl.ir import Dialect
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Return a mapping from dialect name to a factory returning the dialect."""
-    from tcdialect.dialects import dense_hex
-
-    dense_hex.install()
 
     def get_affine() -> Dialect:
         # Replaces xDSL's `affine`: same ops, MLIR's syntax for memory accesses.

@@ -1,4 +1,4 @@
-"""Hexadecimal elements of dense float literals are bit patterns, as in MLIR.
+"""`DenseHexParser`: xDSL's parser, reading hexadecimal dense float elements as bits.
 
 xDSL 0.74 prints a dense float attribute holding a special value as the
 value's bit pattern, as MLIR does (`dense<0xff800000> : vector<16xf32>` is a
@@ -6,14 +6,15 @@ splat of -inf), but it parses a hexadecimal element of a dense literal as an
 integer and converts that to float, so the same text reads back as 4.29e9.
 Any printed module with -inf, inf or NaN in a vector constant (the vector
 accumulators of softmax's, log_softmax's and every register-tiled max
-reduction start from -inf) therefore changed meaning silently when it was
-parsed again, by `tc-opt` or by a user.
+reduction start from -inf) would change meaning silently when parsed again.
 
-`install()` makes xDSL's attribute parser read such an element as MLIR does:
-the element type's bits, which is what xDSL's own scalar `FloatAttr` parser
-already does for `arith.constant 0xff800000 : f32`. It is called by
-`tcdialect.dialects.get_all_dialects`, so every context tcdialect builds
-(library, `tc-opt`, tests) parses with it; it changes nothing else:
+`DenseHexParser` is `xdsl.parser.Parser` with that one difference: it reads
+such an element as MLIR does, as the element type's bits (what xDSL's own
+scalar `FloatAttr` parser already does for `arith.constant 0xff800000 :
+f32`). Everything else parses as before; xDSL's `Parser` itself is not
+changed. Whoever parses IR that tcdialect printed builds this parser (or a
+subclass): `tc-opt` (`tc_opt_main.LocatingParser`) and the tests that read
+stages back::
 
     arith.constant dense<0xff800000> : vector<8xf32>          // -inf, 8 lanes
     arith.constant dense<[0x7fc00000, 1.0]> : vector<2xf32>   // NaN, 1.0
@@ -28,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 
 _Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
 
@@ -54,22 +55,12 @@ class _HexElement(_Element):
         return next(type.iter_unpack(raw))
 
 
-_installed = False
+class DenseHexParser(Parser):
+    """xDSL's IR parser; hexadecimal dense float elements are bit patterns."""
 
-
-def install() -> None:
-    """Parse hexadecimal dense float elements as bit patterns (idempotent)."""
-    global _installed
-    if _installed:
-        return
-    parse_element = AttrParser._parse_tensor_literal_element  # pyright: ignore[reportPrivateUsage]
-
-    def parse_bits_or_element(self: AttrParser) -> _Element:
-        hexadecimal = self._current_token.text[:2] in ("0x", "0X")  # pyright: ignore[reportPrivateUsage]
-        element = parse_element(self)
+    def _parse_tensor_literal_element(self) -> _Element:
+        hexadecimal = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
         if hexadecimal and type(element.value) is int:
             return _HexElement(element.is_negative, element.value, element.span)
         return element
-
-    AttrParser._parse_tensor_literal_element = parse_bits_or_element  # pyright: ignore[reportPrivateUsage]
-    _installed = True

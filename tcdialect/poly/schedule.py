@@ -35,9 +35,8 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   rows and vectors), and no statement loses its last outer product (two
   loops with a load varying along one and not the other, and another load
   the other way round: the rows and vectors of a register tile). An
-  initialisation's slice is then accumulated while in cache (kronecker3:
-  22.4 -> 15.9 ms, group conv 3.9 -> 3.5 ms on 2 threads; maxpool, a row of
-  O at a time: 4.7 -> 3.5 ms).
+  initialisation's slice is then accumulated while in cache
+  (docs/perf/affine-isl-schedule.md).
 - **intra-tile order**: a band that schedules a single statement (a point
   band, or an untiled outer band) is permuted so that its innermost member is
   the one along which the most accesses are stride-1 or invariant (ties keep
@@ -97,9 +96,7 @@ class ScheduleOptions:
         if not isinstance(self.threads, int) or self.threads < 1:
             raise TCError(f"threads must be an integer >= 1, not {self.threads!r}")
         if not isinstance(self.tile_policy, TilePolicy):
-            raise TCError(
-                f"tile_policy must be a TilePolicy, not {self.tile_policy!r}"
-            )
+            raise TCError(f"tile_policy must be a TilePolicy, not {self.tile_policy!r}")
 
 
 @dataclass(frozen=True)
@@ -510,9 +507,8 @@ def _statement_order(
 
     A window innermost is unrolled by LLVM, so the accumulator stays in a
     register and the loop over the output's columns becomes the innermost
-    (vectorised) loop: maxpool 2x2 over 16x64x112x112, 2 threads, 0.85x the
-    time of the order with the window outside the column loop (the running
-    maximum loaded and stored four times per output)."""
+    (vectorised) loop, instead of the running maximum being loaded and stored
+    once per window element (docs/perf/affine-isl-schedule.md)."""
     stmt = scop.statements[name]
     ndims = len(stmt.dims)
     keep: list[tuple[int, int | None, float]] = []
@@ -639,9 +635,7 @@ def _shared_members(
     cache. A reduction over windows inside its innermost coincident loop
     (maxpool) keeps only that loop: each row of O is initialised right before
     the pooling updates it, not a whole plane in a separate pass, whose
-    stores stall on reads for ownership (maxpool 16 x 64 x 112², 2 threads:
-    3.4-3.6 ms instead of 4.7, as fast as the same pooling written as one
-    pointwise max of four loads).
+    stores stall on reads for ownership (docs/perf/affine-isl-schedule.md).
     """
     orders = [_statement_order(scop, n, pm, coinc) for n in names]
 
@@ -742,11 +736,8 @@ def auto_tile(
     `O(a, b, d) +=! X(a, b, r_c) * Y(r_c, d)`) is cut into `threads` tiles,
     so each thread's share is a serial point loop, over which register-tile
     copies the panels that do not vary along it (`Y`'s) once instead of once
-    per iteration: einsum 32 x 128 x 256 x 512, 2 threads, paired, 20-25
-    rounds, 0.92-0.94x the time; batched matmul, conv2d, group conv,
-    tensordot and maxpool, whose operands all vary along it, 0.995-1.01x.
-    (Two coincident members are rows and columns: `tmm`'s 128 rows in 2 x 64
-    ran 2.5x slower, each row tile copying the whole of `B`.)
+    per iteration. (Two coincident members are rows and columns: there each
+    row tile would copy the whole of `B`.)
 
     Before those two rules: an outermost coincident member along which no
     array element is touched twice (`accesses`, statement instances to
@@ -756,18 +747,15 @@ def auto_tile(
     one value: a tile of it keeps nothing in cache for the next, and the
     parallel loop then gives the runtime's threads many small chunks to
     share instead of one tile each, so a thread that starts late takes fewer
-    (the runtime deals chunks out as threads ask: `__tc_parallel_team`).
-    2 threads, caches flushed, 30-60 rounds, against one tile per thread: tbmm
-    500 x 26 x 72 x 26 0.88-0.95x the time, bmm 32 x 128³ 0.95-0.99x, maxpool
-    (16 batches) 0.98-1.00x; tensordot's 4 batches ran 1.08x, hence the
-    minimum.
+    (the runtime deals chunks out as threads ask: `__tc_parallel_team`); with
+    fewer values per thread one tile each was faster, hence the minimum.
 
     The innermost coincident member (the output's unit-stride dimension:
     `n` of matmul, `w` of a convolution) stays whole when another coincident
     member is tiled, as BLIS leaves its `NC` loop long: register-tile packs
     operand panels per column strip anyway, and each row tile's packed or
-    cached rows then serve every column instead of one column tile's worth
-    (AᵀB 1024², one thread: 65 ms with 192-wide column tiles, 23 ms whole).
+    cached rows then serve every column instead of one column tile's worth.
+    Measurements of these rules: docs/perf/affine-isl-schedule.md.
     """
     n = band.band_n_member()
     if n < 3 or not band.band_get_permutable():
@@ -836,7 +824,6 @@ def _extent(upa: isl.UnionPwAff, domain: isl.UnionSet) -> int | None:
 WINDOW_EXTENT = 4
 
 
-
 def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
     if not node.band_member_get_coincident(0):
         return node
@@ -886,7 +873,11 @@ def compute_schedule(
         tile = None if tile is None else tile[1:]
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
-        sizes = tile if tile is not None else auto_tile(node, threads, accesses, options.tile_policy)
+        sizes = (
+            tile
+            if tile is not None
+            else auto_tile(node, threads, accesses, options.tile_policy)
+        )
         tiled = _tile(node, sizes) if sizes else None
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)

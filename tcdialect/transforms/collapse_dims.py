@@ -40,7 +40,7 @@ Only the innermost dimensions collapse: that is where a longer contiguous
 run helps, while merging outer dimensions (einsum's `a, b` in
 `O(a, b, d) +=! X(a, b, r_c) * Y(r_c, d)`) only trades a short batch loop,
 which `auto_tile` gives each thread whole, for a long row loop cut into
-tiles that each copy `Y`'s panels again (6% slower, paired).
+tiles that each copy `Y`'s panels again (docs/perf/collapse-dims.md).
 
 Left alone: an IV used anywhere else (a bound, an `affine.if`, a computed
 subscript like `h + kh` or `2 * h`, arithmetic), a memref with a dynamic

@@ -29,9 +29,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
-from tcdialect.backend.cpu import CpuModule, compile_cpu
+from tcdialect.backend.cpu.jit import CpuModule, compile_cpu
+from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
 from tcdialect.pipeline import make_context
-from tcdialect.transforms.convert_to_llvm import ConvertToLlvmPass
 from tcdialect.transforms.expand_math_polynomials import (
     EXPANDED_CALLS,
     EXPANDED_OPS,

@@ -39,7 +39,7 @@ def test_unknown_target_lists_the_targets() -> None:
 
 def test_options_of_another_class_name_the_target() -> None:
     with pytest.raises(
-        TCError, match="options for target 'cpu' must be a tcdialect.CpuOptions"
+        TCError, match=r"options for target 'cpu' must be a tcdialect\.CpuOptions"
     ):
         tcdialect.define(MATMUL, options=object())
 

@@ -1,4 +1,4 @@
-"""`tc-opt -t` output targets of the backend.
+"""`tc-opt -t` output targets: text made from an llvm-dialect module.
 
 - `llvm` (replaces xDSL's): the llvm-dialect module as LLVM IR text
   (`tcdialect.backend.llvm.translate`); `llvm{triple=nvptx64-nvidia-cuda}`

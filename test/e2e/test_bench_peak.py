@@ -1,13 +1,14 @@
 """The FMA-rate probe that the benchmark's roofline peak comes from
-(`tcdialect.backend.peak`): its loop computes the multiply-adds it counts."""
+(`bench/peak.py`): its loop computes the multiply-adds it counts."""
 
 import math
 
 import numpy as np
 import pytest
 
-from tcdialect.backend.cpu import host_vector_width, jit_llvm_ir
-from tcdialect.backend.peak import CHAINS, FmaProbe, fma_loop_ir, fma_peak_gflops
+from bench.peak import CHAINS, FmaProbe, fma_loop_ir, fma_peak_gflops
+from tcdialect.backend.cpu.host import host_vector_width
+from tcdialect.backend.cpu.jit import jit_llvm_ir
 from tcdialect.diagnostics import TCError
 
 
