@@ -3,7 +3,8 @@
 A `CompiledKernel` is one definition compiled by one target for one shape
 key (or generic): the target's launcher, the calling convention, the bound
 sizes and the call plans made for it. `KERNELS` shares them across every
-`Kernel` of the same source, entry, target and options in this process;
+`Kernel` of the same source, entry, target, options and `TargetInfo` in
+this process;
 `clear_cache()` empties it (each `Kernel` then drops what it holds too, at
 its next call).
 """

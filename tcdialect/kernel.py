@@ -204,13 +204,11 @@ class Kernel:
     # ------------------------------------------------------------ compile
 
     def _cache_key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        prefix = (*self._key_prefix, self.lowering.info)
         if self._specialize:
-            return (*self._key_prefix, key)
+            return (*prefix, key)
         # Generic code depends only on ranks and dtypes.
-        return (
-            *self._key_prefix,
-            tuple(k if not isinstance(k, tuple) else len(k) for k in key),
-        )
+        return (*prefix, tuple(k if not isinstance(k, tuple) else len(k) for k in key))
 
     def _get_compiled(self, key: tuple[Any, ...], bound: _Bound) -> CompiledKernel:
         if self._seen_generation != KERNELS.generation:

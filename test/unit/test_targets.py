@@ -82,6 +82,8 @@ def test_an_explicit_target_info_changes_the_code_not_the_results() -> None:
         narrow.backend, narrow.options, GENERIC_CPU.with_(vector_bits=128)
     )
     assert "vector<4xf32>" in narrow.ir(A, B, stage="loops")
+    # compiled for its own TargetInfo, not found in the cache under the host's
+    assert narrow.compile(A, B) is not tcdialect.define(MATMUL).compile(A, B)
     np.testing.assert_allclose(narrow(A, B), want, rtol=1e-5, atol=1e-5)
 
 
