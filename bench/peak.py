@@ -16,7 +16,7 @@ from it is loose. This probe measures what the FMA units give:
   cover the FMA latency of both pipes of current x86 cores, and returns
   lane 0 of the sum of the chains (so nothing is dead code);
 * `fma_peak_gflops(threads)` compiles it for the host (vector width from
-  `host_vector_width`) and runs it on `threads` Python threads at once
+  `host_info().vector_width`) and runs it on `threads` Python threads at once
   (ctypes releases the GIL): 2 flops per lane, chain and step, over the
   slowest thread's time; the best of `repeats` tries.
 
@@ -31,7 +31,7 @@ import ctypes
 import threading
 import time
 
-from tcdialect.backend.cpu.host import host_vector_width
+from tcdialect.backend.cpu.host import host_info
 from tcdialect.backend.cpu.jit import jit_llvm_ir
 
 #: Independent accumulator chains: 2 FMA pipes x 4-cycle latency needs 8;
@@ -90,7 +90,7 @@ class FmaProbe:
     def __init__(self, lanes: int | None = None, chains: int = CHAINS) -> None:
         if chains < 2:
             raise ValueError(f"chains must be at least 2, got {chains}")
-        self.lanes = host_vector_width(32) if lanes is None else lanes
+        self.lanes = host_info().vector_width(32) if lanes is None else lanes
         self.chains = chains
         self._engine = jit_llvm_ir(fma_loop_ir(self.lanes, chains))
         self.fn = FmaLoop(self._engine.get_function_address("fma_loop"))

@@ -63,9 +63,6 @@ class KernelCache:
             self._entries.clear()
             self.generation += 1
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
 
 #: The process-wide cache.
 KERNELS = KernelCache()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bench.peak import CHAINS, FmaProbe, fma_loop_ir, fma_peak_gflops
-from tcdialect.backend.cpu.host import host_vector_width
+from tcdialect.backend.cpu.host import host_info
 from tcdialect.backend.cpu.jit import jit_llvm_ir
 from tcdialect.diagnostics import TCError
 
@@ -27,7 +27,7 @@ def test_fma_loop_computes_its_multiply_adds(
     lanes: int | None, chains: int, steps: int
 ):
     probe = FmaProbe(lanes, chains)
-    assert probe.lanes == (host_vector_width(32) if lanes is None else lanes)
+    assert probe.lanes == (host_info().vector_width(32) if lanes is None else lanes)
     got = probe.fn(steps, 0.75)
     assert math.isclose(got, _expected(steps, 0.75, chains), rel_tol=1e-5)
     assert probe.flops(steps) == 2.0 * probe.lanes * chains * steps

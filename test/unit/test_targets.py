@@ -163,9 +163,10 @@ def test_no_pass_or_pipeline_asks_the_host(tmp_path: Path) -> None:
     result = _run(
         f"""
         import tcdialect.backend.cpu.host as host
+        import tcdialect.backend.cpu.jit as jit
         def refuse(*args, **kwargs):
             raise AssertionError("a pass asked the host")
-        host.host_info = host.host_vector_width = host.host_native_ldexp = refuse
+        host.host_info = jit.host = jit._host = refuse
         from tcdialect.tc_opt_main import TcOptMain
         TcOptMain(args=[{str(source)!r}, "-p", {pipeline!r}]).run()
         """

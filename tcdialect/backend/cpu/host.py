@@ -71,13 +71,3 @@ def host_info() -> TargetInfo:
         # `llvm.ldexp` is x86's `vscalef` with AVX-512; elsewhere a libm call
         native_ldexp="+avx512f" in features,
     )
-
-
-def host_vector_width(elem_bits: int = 32) -> int:
-    """Lanes of `elem_bits`-bit elements in one host vector register."""
-    return host_info().vector_width(elem_bits)
-
-
-def host_native_ldexp() -> bool:
-    """Whether `llvm.ldexp` is one host instruction (x86 `vscalef`, AVX-512)."""
-    return host_info().native_ldexp

@@ -102,7 +102,7 @@ iterations."""
 TEAM_MASTER_SPIN = 1 << 22
 """How long the calling thread polls for the others' last chunks before it
 joins libgomp's barrier (where it would sleep after `GOMP_SPINCOUNT` polls and
-need a wake-up): time-stamp counter ticks on x86 (~1.4 ms at 3 GHz), polls
+need a wake-up): time-stamp counter ticks on x86 (about a millisecond), polls
 elsewhere."""
 
 
