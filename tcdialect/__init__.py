@@ -5,6 +5,9 @@ The public surface:
 * `define(source, entry=None, *, target="cpu", options=None) -> Kernel`:
   compile a TC definition; call the `Kernel` on NumPy arrays.
 * `CpuOptions`: the `cpu` target's options; `clear_cache()` drops compiled code.
+* `CudaOptions`: the `cuda` and `cuda-sim` targets' mapping options (TC's
+  `MappingOptions`, with its presets). `target="cuda-sim"` runs the GPU code
+  in a simulator on the CPU; `TCDIALECT_CUDA_SIM=1` makes `target="cuda"` do so.
 * `targets()`: the names of the registered targets; `get_backend(name)`:
   a target's `Backend` object (`.info()` is its machine as a `TargetInfo`);
   `register_backend(name, factory)`: add one at run time (or through the
@@ -21,6 +24,7 @@ from tcdialect.diagnostics import Diagnostic, TCError
 if TYPE_CHECKING:  # what `__getattr__` gives, for type checkers
     from tcdialect.backend.base import TargetInfo
     from tcdialect.backend.cpu.options import CpuOptions
+    from tcdialect.backend.cuda.options import CudaOptions
     from tcdialect.backend.registry import get_backend, register_backend
     from tcdialect.backend.registry import target_names as targets
     from tcdialect.compiled import clear_cache
@@ -31,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CpuOptions",
+    "CudaOptions",
     "Diagnostic",
     "Kernel",
     "TCError",
@@ -49,6 +54,7 @@ _LAZY = {
     "define": "tcdialect.kernel",
     "Kernel": "tcdialect.kernel",
     "CpuOptions": "tcdialect.backend.cpu.options",
+    "CudaOptions": "tcdialect.backend.cuda.options",
     "clear_cache": "tcdialect.compiled",
     "TargetInfo": "tcdialect.backend.base",
     "targets": "tcdialect.backend.registry",

@@ -30,6 +30,7 @@ naming the pass.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -118,6 +119,8 @@ class Kernel:
     ):
         from tcdialect.frontend import analyze, lower_def
 
+        if target == "cuda" and os.environ.get("TCDIALECT_CUDA_SIM") == "1":
+            target = "cuda-sim"  # as numba's NUMBA_ENABLE_CUDASIM
         self.backend = get_backend(target)
         self.options = self.backend.check_options(options)
         self.source = source

@@ -294,6 +294,39 @@ class TcToLoopsPipeline(_NamedPipeline):
 
 
 @dataclass(frozen=True)
+class TcToGpuPipeline(_NamedPipeline):
+    """`tc-to-gpu{sizes="M=64" preset=naive tile=32,32,0 block=32,8}`: to the
+    `cuda` target's `gpu` stage (kernels mapped to blocks and threads).
+
+    `preset` names a `CudaOptions` preset (default: the defaults); `fusion`,
+    `tile`, `block` and `grid` override its outer fusion, tile, block and
+    grid; the machine is the generic sm_90 GPU.
+    """
+
+    name = "tc-to-gpu"
+    stage = "gpu"
+    target: str = "cuda"
+    fusion: str = ""
+    preset: str = ""
+    block: tuple[int, ...] | None = None
+    grid: tuple[int, ...] | None = None
+
+    def lowering(self) -> Lowering:
+        from tcdialect.backend.cuda.options import CudaOptions
+
+        backend = get_backend(self.target)
+        options = CudaOptions.preset(self.preset) if self.preset else CudaOptions()
+        changes: dict[str, Any] = {}
+        if self.fusion:
+            changes["outer_fusion"] = self.fusion
+        for name in ("tile", "block", "grid"):
+            value = getattr(self, name)
+            if value is not None:
+                changes[name] = tuple(value)
+        return Lowering(backend, options.with_(**changes), backend.generic_info())
+
+
+@dataclass(frozen=True)
 class TcToLlvmPipeline(_NamedPipeline):
     """`tc-to-llvm{sizes="M=64"}`: a `.tc` module to the `llvm` stage."""
 

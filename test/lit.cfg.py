@@ -23,7 +23,7 @@ config.suffixes = [".mlir", ".tc", ".test"]
 # Rooted at test/ so that both `lit test` and `lit test/filecheck/x.mlir` work;
 # only test/filecheck holds lit tests, pytest owns the other folders.
 config.test_source_root = test_root
-config.excludes = ["unit", "e2e", "gpu", "Output", "Inputs", "lit.cfg.py"]
+config.excludes = ["unit", "e2e", "Output", "Inputs", "lit.cfg.py"]
 
 tool_dirs = [os.path.join(repo_root, ".venv", "bin"), os.path.dirname(sys.executable)]
 config.environment["PATH"] = os.pathsep.join(

@@ -18,35 +18,57 @@ and the converters that are missing or wrong for our pipeline are replaced:
 - functions: non-external linkage of definitions (`internal`, `private`, ...),
   calling convention, `no_inline` / `no_unwind`, argument attributes, and the
   `ptx_kernel` calling convention for functions carrying a `gpu.kernel` or
-  `nvvm.kernel` attribute (the other NVPTX issue of DESIGN.md §4);
+  `nvvm.kernel` attribute (the other NVPTX issue of DESIGN.md §4), whose
+  `nvvm.maxntid = array<i32: 32, 8, 1>` becomes the function attribute
+  `"nvvm.maxntid"="32,8,1"` (PTX's `.maxntid`);
+- `nvvm` ops, as LLVM 22 intrinsics (as `mlir-translate` does; the names come
+  from the ops' enumerations, never from text, because a misspelt
+  `llvm.nvvm.*` intrinsic can abort the process):
+  `nvvm.read.ptx.sreg.tid.x` → `llvm.nvvm.read.ptx.sreg.tid.x()` (and the
+  other special registers), `nvvm.barrier0` →
+  `llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)`, `nvvm.bar.warp.sync` →
+  `llvm.nvvm.bar.warp.sync`, `nvvm.shfl.sync bfly` on an
+  `f32` → `llvm.nvvm.shfl.sync.bfly.f32` (`.f32p` returning `{float, i1}`
+  with `return_value_and_is_valid`; `i32` likewise);
 - globals: linkage, constness, alignment, address space, declarations (an
   external global without a value), and initialisers under `external` linkage;
 - a constant-size `llvm.alloca` outside the entry block is emitted at the start
   of the entry block, so an alloca inside a loop (the `tcrt.parallel_for`
   context struct) does not grow the stack on every iteration.
 
-Only `llvm.func` and `llvm.mlir.global` may appear at the top level. Anything
-that cannot be translated raises `TCError` naming the op.
+Only `llvm.func` and `llvm.mlir.global` may appear at the top level
+(`translate_ops` takes them from several modules: the `gpu.module`s of the
+`cuda` target). Anything that cannot be translated raises `TCError` naming
+the op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterable, Mapping, Sequence
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert_op import convert_op, create_constant
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
+    f32,
+    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects import nvvm
+
+#: One lock for every use of llvmlite's LLVM in this process (the CPU JIT
+#: and PTX emission share LLVM's global context, which is not thread-safe).
+LLVM_LOCK = threading.RLock()
 
 # The llvmlite stubs that come with xDSL leave out attributes llvmlite has
 # (`Value.type`, `align`, `initializer`, ...) and type `call(tail=)` as a bool
@@ -54,6 +76,9 @@ from tcdialect.diagnostics import TCError
 
 KERNEL_ATTRS = ("gpu.kernel", "nvvm.kernel")
 """Unit attributes of an `llvm.func` that make it a PTX kernel (`ptx_kernel`)."""
+LAUNCH_BOUNDS = ("nvvm.maxntid",)
+"""Attributes of a kernel (`array<i32: x, y, z>`) that become the LLVM function
+attribute of the same name (`"nvvm.maxntid"="x,y,z"`)."""
 
 _ARG_FLAGS = {
     "llvm.noalias": "noalias",
@@ -100,14 +125,27 @@ def translate(module: ModuleOp, *, triple: str | None = None) -> str:
 
 def to_llvmlite(module: ModuleOp, *, triple: str | None = None) -> ir.Module:
     """The llvmlite IR module of an llvm-dialect module (see `translate`)."""
+    layout = module.attributes.get("llvm.data_layout")
+    return translate_ops(
+        module.ops,
+        _module_triple(module, triple),
+        layout.data if isinstance(layout, StringAttr) else None,
+    )
+
+
+def translate_ops(
+    ops: Iterable[Operation], triple: str, data_layout: str | None = None
+) -> ir.Module:
+    """One llvmlite IR module of `llvm.func`s and `llvm.mlir.global`s (`ops`,
+    which may come from several modules) for `triple`."""
     llvm_module = ir.Module()
-    llvm_module.triple = _module_triple(module, triple)
-    if isinstance(layout := module.attributes.get("llvm.data_layout"), StringAttr):
-        llvm_module.data_layout = layout.data
+    llvm_module.triple = triple
+    if data_layout is not None:
+        llvm_module.data_layout = data_layout
 
     globals_: list[llvm.GlobalOp] = []
     funcs: list[llvm.FuncOp] = []
-    for op in module.ops:
+    for op in ops:
         match op:
             case llvm.GlobalOp():
                 globals_.append(op)
@@ -184,6 +222,9 @@ def _declare_func(op: llvm.FuncOp, llvm_module: ir.Module) -> ir.Function:
     cconv = op.CConv.cconv_name
     if any(name in op.attributes for name in KERNEL_ATTRS):
         cconv = "ptx_kernel"
+        for name in LAUNCH_BOUNDS:
+            if (bound := op.attributes.get(name)) is not None:
+                _add_launch_bound(func, name, bound)
     if cconv != "ccc":
         func.calling_convention = cconv
     if op.no_inline is not None:
@@ -198,6 +239,15 @@ def _declare_func(op: llvm.FuncOp, llvm_module: ir.Module) -> ir.Function:
         for arg, attrs in zip(func.args, op.arg_attrs.data):
             _add_arg_attrs(arg, attrs.data)
     return func
+
+
+def _add_launch_bound(func: ir.Function, name: str, bound: Attribute) -> None:
+    if not isinstance(bound, DenseArrayBase) or bound.elt_type != i32:
+        raise TCError(f"{name} must be an array<i32: ...>, not {bound}")
+    sizes = ",".join(str(a.value.data) for a in bound.iter_attrs())
+    # llvmlite's attribute set accepts only its list of names: add the
+    # string attribute to the underlying set.
+    set.add(func.attributes, f'"{name}"="{sizes}"')
 
 
 #: Longest value name given to LLVM. LLVM cuts local names at 1024 characters
@@ -308,8 +358,49 @@ def _convert_op(
             _call_intrinsic(
                 builder, "llvm.stackrestore.p0", [val_map[op.ptr]], ir.VoidType(), []
             )
+        case nvvm.SpecialRegisterOp():
+            val_map[op.res] = _call_intrinsic(
+                builder, f"llvm.{op.name}", [], ir.IntType(32), []
+            )
+        case nvvm.Barrier0Op():
+            zero = ir.Constant(ir.IntType(32), 0)
+            _call_intrinsic(
+                builder,
+                "llvm.nvvm.barrier.cta.sync.aligned.all",
+                [zero],
+                ir.VoidType(),
+                [],
+            )
+        case nvvm.BarWarpSyncOp():
+            _call_intrinsic(
+                builder,
+                "llvm.nvvm.bar.warp.sync",
+                [val_map[op.mask]],
+                ir.VoidType(),
+                [],
+            )
+        case nvvm.ShflSyncOp():
+            _convert_shfl_sync(op, builder, val_map)
         case _:
             convert_op(op, builder, val_map, block_map)
+
+
+def _convert_shfl_sync(
+    op: nvvm.ShflSyncOp, builder: ir.IRBuilder, val_map: ValueMap
+) -> None:
+    """`llvm.nvvm.shfl.sync.<kind>.<f32|i32>[p]` (the op's verifier allows
+    only those two types)."""
+    kind = nvvm.ShflKind(op.kind.data).value
+    elem = "f32" if op.val.type == f32 else "i32"
+    valid = "p" if op.return_value_and_is_valid is not None else ""
+    args = [val_map[v] for v in (op.thread_mask, op.val, op.offset, op.mask_and_clamp)]
+    val_map[op.res] = _call_intrinsic(
+        builder,
+        f"llvm.nvvm.shfl.sync.{kind}.{elem}{valid}",
+        args,
+        convert_type(op.res.type),
+        [],
+    )
 
 
 def _convert_shuffle(

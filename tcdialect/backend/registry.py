@@ -38,7 +38,23 @@ def _cpu() -> Backend:
     return CpuBackend()
 
 
-_FACTORIES: dict[str, BackendFactory] = {"cpu": _cpu}
+def _cuda() -> Backend:
+    from tcdialect.backend.cuda.target import CudaBackend
+
+    return CudaBackend()
+
+
+def _cuda_sim() -> Backend:
+    from tcdialect.backend.cuda.target import CudaSimBackend
+
+    return CudaSimBackend()
+
+
+_FACTORIES: dict[str, BackendFactory] = {
+    "cpu": _cpu,
+    "cuda": _cuda,
+    "cuda-sim": _cuda_sim,
+}
 _INSTANCES: dict[str, Backend] = {}
 _LOCK = threading.Lock()
 _entry_points_loaded = False

@@ -9,9 +9,14 @@ after its pass:
 - `convert_tc_to_affine` (`convert-tc-to-affine`): `tc.def` → `func.func` of
   affine loop nests over memrefs;
 - `convert_affine_to_scf` (`convert-affine-to-scf`): affine → scf/arith/memref;
+- `convert_parallel_loops_to_gpu` (`convert-parallel-loops-to-gpu`): loop
+  nests with block/thread-mapped `scf.parallel`s → `gpu.func` kernels and
+  `gpu.launch_func`s;
+- `convert_gpu_to_nvvm` (`convert-gpu-to-nvvm`): the `gpu` ops of kernels →
+  `nvvm` ops;
 - `convert_to_llvm/` (`convert-to-llvm`): func, cf, arith, math, memref,
-  vector, tcrt → llvm, split by dialect so that another target can reuse the
-  parts it needs.
+  vector, tcrt (and nvvm for the `cuda` target) → llvm, split by dialect so
+  that another target can reuse the parts it needs.
 
 `get_all_passes()` maps their names to lazy factories;
 `tcdialect.transforms.get_all_passes()` merges it into the one registry
@@ -41,8 +46,22 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertToLlvmPass
 
+    def get_convert_parallel_loops_to_gpu() -> type[ModulePass]:
+        from tcdialect.conversion.convert_parallel_loops_to_gpu import (
+            ConvertParallelLoopsToGpuPass,
+        )
+
+        return ConvertParallelLoopsToGpuPass
+
+    def get_convert_gpu_to_nvvm() -> type[ModulePass]:
+        from tcdialect.conversion.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
+
+        return ConvertGpuToNvvmPass
+
     return {
         "convert-tc-to-affine": get_convert_tc_to_affine,
+        "convert-parallel-loops-to-gpu": get_convert_parallel_loops_to_gpu,
+        "convert-gpu-to-nvvm": get_convert_gpu_to_nvvm,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "convert-to-llvm": get_convert_to_llvm,
     }

@@ -11,7 +11,9 @@ leaves `arith.floordivsi/ceildivsi` behind). Contract:
   (`scf.yield`).
 - `affine.parallel` → `scf.parallel` (each dimension's bound combines its
   group of map results with max (lower) / min (upper)); its `affine.yield`
-  becomes `scf.reduce`. Reductions are rejected (`TCError`). A 0-dimensional
+  becomes `scf.reduce`; its discardable attributes (the GPU mapping's
+  `tc.gpu_processor`/`tc.gpu_size`) carry over. Reductions are rejected
+  (`TCError`). A 0-dimensional
   `affine.parallel` runs its body once: the body is inlined in place.
 - `affine.if` → `scf.if` on the conjunction (`arith.andi`) of its integer
   set's constraints (`expr >= 0` → `cmpi sge`, `expr == 0` → `cmpi eq`), with
@@ -408,7 +410,10 @@ class LowerParallel(RewritePattern):
         body = rewriter.move_region_contents_to_new_regions(op.body)
         _replace_terminator(body.block, rewriter, None)
         rewriter.insert(b.ops)
-        rewriter.replace(op, scf.ParallelOp(lb_vals, ub_vals, step_vals, body))
+        new = scf.ParallelOp(lb_vals, ub_vals, step_vals, body)
+        # Discardable attributes (a GPU mapping's `tc.gpu_*`) stay with the loop.
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
 
 
 class LowerIf(RewritePattern):

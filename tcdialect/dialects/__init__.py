@@ -27,6 +27,17 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return MemRef
 
+    def get_gpu() -> Dialect:
+        # Replaces xDSL's `gpu`: MLIR 22's op shapes (`gpu.kernel` attribute).
+        from tcdialect.dialects.gpu import GPU
+
+        return GPU
+
+    def get_nvvm() -> Dialect:
+        from tcdialect.dialects.nvvm import NVVM
+
+        return NVVM
+
     def get_tc() -> Dialect:
         from tcdialect.dialects.tc import TC
 
@@ -39,7 +50,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
     return {
         "affine": get_affine,
+        "gpu": get_gpu,
         "memref": get_memref,
+        "nvvm": get_nvvm,
         "tc": get_tc,
         "tcrt": get_tcrt,
     }

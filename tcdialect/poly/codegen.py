@@ -8,7 +8,11 @@ order of `schedule`:
   become `affine.for`, or a one-dimensional `affine.parallel` for the loop a
   `parallel@<d>` mark means (the one whose iterator is `c<d>`) unless it is
   inside another parallel loop: a mark whose loop isl dropped (it runs once)
-  lets a marked loop further in run in parallel. Lower bounds are `max(...)`
+  lets a marked loop further in run in parallel. A loop that a `map@<d>:...`
+  mark (`tcdialect.poly.gpu_mapping`) maps to a block or thread index is a
+  one-dimensional `affine.parallel` with attributes `tc.gpu_processor`
+  (`block_x`, ..., `thread_z`) and `tc.gpu_size` (the grid or block size it
+  wants). Lower bounds are `max(...)`
   and upper bounds `min(...)` as multi-result maps over the enclosing loop
   IVs (dims) and the size arguments (symbols); its `if` nodes become
   `affine.if`; a statement call clones the
@@ -37,6 +41,9 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AffineSetAttr,
     IndexType,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
@@ -49,8 +56,18 @@ from xdsl.rewriter import InsertPoint
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import affine as taffine
+from tcdialect.poly.gpu_mapping import MemberMap, parse_mark
 from tcdialect.poly.schedule import PARALLEL_MARK
 from tcdialect.poly.scop import Scop, Statement
+
+#: Attributes of an `affine.parallel` that a `map@` mark maps to a GPU
+#: processor: the processor (`block_x`, ..., `thread_z`) and the grid or
+#: block size it wants along that axis.
+GPU_PROCESSOR = "tc.gpu_processor"
+GPU_SIZE = "tc.gpu_size"
+#: A mapped loop over a reduction member (`thread_x` only): its threads
+#: share the reduction (`convert-parallel-loops-to-gpu`).
+GPU_REDUCE = "tc.gpu_reduce"
 
 _T = isl.ast_expr_op_type
 # islpy's stubs leave out the members named after Python keywords (`and_`,
@@ -217,6 +234,8 @@ class _Generator:
         body = fn.body.blocks.first
         assert body is not None
         self.block = body
+        #: AST iterators that a `map@` mark above maps to a GPU processor.
+        self.mapped: dict[str, MemberMap] = {}
         index_args = [a for a in body.args if isinstance(a.type, IndexType)]
         self.params: dict[str, SSAValue] = dict(zip(scop.params, index_args))
         self.stmt_ops: set[Operation] = set()
@@ -259,7 +278,11 @@ class _Generator:
             par = parallel
             if par is not None and name.startswith(PARALLEL_MARK + "@"):
                 par = par | {"c" + name.split("@", 1)[1]}
+            mapped = parse_mark(name)
+            self.mapped.update(mapped)
             self.node(n.mark_get_node(), b, env, par)
+            for it in mapped:
+                del self.mapped[it]
         elif t == isl.ast_node_type.for_:  # pyright: ignore[reportAttributeAccessIssue]
             self.loop(n, b, env, parallel)
         elif t == isl.ast_node_type.if_:  # pyright: ignore[reportAttributeAccessIssue]
@@ -283,7 +306,22 @@ class _Generator:
         umap, uops = env.map(ubs)
         block, inner = _body()
         block.args[0].name_hint = it
-        if parallel is not None and it in parallel:
+        if it in self.mapped:
+            op = taffine.parallel_op(
+                [*lops, *uops],
+                lmap,
+                [len(lbs)],
+                umap,
+                [len(ubs)],
+                [step],
+                Region(block),
+            )
+            m = self.mapped[it]
+            op.attributes[GPU_PROCESSOR] = StringAttr(m.processor)
+            op.attributes[GPU_SIZE] = IntegerAttr(m.size, 64)
+            if m.reduce:
+                op.attributes[GPU_REDUCE] = UnitAttr()
+        elif parallel is not None and it in parallel:
             op: Operation = taffine.parallel_op(
                 [*lops, *uops],
                 lmap,

@@ -67,6 +67,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AffineIslSchedulePass
 
+    def get_affine_gpu_map() -> type[ModulePass]:
+        from tcdialect.transforms.affine_gpu_map import AffineGpuMapPass
+
+        return AffineGpuMapPass
+
     def get_register_tile() -> type[ModulePass]:
         from tcdialect.transforms.register_tile import RegisterTilePass
 
@@ -92,6 +97,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TcToLoopsPipeline
 
+    def get_tc_to_gpu() -> type[ModulePass]:
+        from tcdialect.pipeline import TcToGpuPipeline
+
+        return TcToGpuPipeline
+
     def get_tc_to_llvm() -> type[ModulePass]:
         from tcdialect.pipeline import TcToLlvmPipeline
 
@@ -102,6 +112,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tc-specialize": get_tc_specialize,
         "collapse-dims": get_collapse_dims,
         "affine-isl-schedule": get_affine_isl_schedule,
+        "affine-gpu-map": get_affine_gpu_map,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
         "fuse-sibling-loops": get_fuse_sibling_loops,
@@ -112,5 +123,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tc-to-affine": get_tc_to_affine,
         "tc-to-scheduled": get_tc_to_scheduled,
         "tc-to-loops": get_tc_to_loops,
+        "tc-to-gpu": get_tc_to_gpu,
         "tc-to-llvm": get_tc_to_llvm,
     }

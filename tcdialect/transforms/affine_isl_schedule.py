@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import islpy as isl
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
@@ -61,7 +62,7 @@ from tcdialect.poly.schedule import (
     schedule_context,
     schedule_tree,
 )
-from tcdialect.poly.scop import dependences, extract_scop
+from tcdialect.poly.scop import Scop, dependences, extract_scop
 
 
 def _error_flag(fn: func.FuncOp) -> int | None:
@@ -75,10 +76,10 @@ def _error_flag(fn: func.FuncOp) -> int | None:
     return len(ins.data) + len(outs.data)
 
 
-def schedule_function(
-    fn: func.FuncOp, options: ScheduleOptions, *, print_schedule: bool = False
-) -> str | None:
-    """Reschedule `fn` in place; returns its schedule tree, None if left alone."""
+def scop_and_dependences(fn: func.FuncOp) -> tuple[Scop, isl.UnionMap] | None:
+    """The polyhedral model of `fn` and its dependences (writes to the
+    `tc.checked` error flag left out: they commute); None when `fn` is
+    outside the model."""
     try:
         scop = extract_scop(fn)
     except TCError:
@@ -89,8 +90,18 @@ def schedule_function(
     if flag is not None and body is not None and flag < len(body.args):
         arg = body.args[flag]
         ignore = [n for n, v in scop.arrays.items() if v is arg]
-    deps = dependences(scop, ignore)
-    schedule = compute_schedule(scop, deps.all, options)
+    return scop, dependences(scop, ignore).all
+
+
+def schedule_function(
+    fn: func.FuncOp, options: ScheduleOptions, *, print_schedule: bool = False
+) -> str | None:
+    """Reschedule `fn` in place; returns its schedule tree, None if left alone."""
+    model = scop_and_dependences(fn)
+    if model is None:
+        return None
+    scop, deps = model
+    schedule = compute_schedule(scop, deps, options)
     tree = schedule_tree(schedule)
     if print_schedule:
         print(f"// schedule of @{fn.sym_name.data}:")

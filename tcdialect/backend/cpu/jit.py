@@ -32,14 +32,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from llvmlite import binding, ir
 from xdsl.dialects.builtin import ModuleOp
 
-from tcdialect.backend.llvm import to_llvmlite
+from tcdialect.backend.llvm import LLVM_LOCK, to_llvmlite
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tcrt import (
     NUM_THREADS_SYMBOL,
@@ -237,7 +236,7 @@ class _Host:
     team_engine: binding.ExecutionEngine
 
 
-_LOCK = threading.RLock()
+_LOCK = LLVM_LOCK  # shared with the other LLVM users
 _HOST: _Host | None = None
 
 

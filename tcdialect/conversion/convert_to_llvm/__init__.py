@@ -1,7 +1,8 @@
 """`convert-to-llvm`: func, cf, arith, math, memref, vector, tcrt → the llvm dialect.
 
 The last real lowering of the CPU pipeline (see docs/pipeline.md, "llvm stage
-ABI"). It accepts a module of `func.func`s (plus `llvm.func`s and
+ABI"), and with `target=cuda` that of the device side of the `cuda` target
+(below). It accepts a module of `func.func`s (plus `llvm.func`s and
 `llvm.mlir.global`s, kept) whose bodies hold only ops of func, cf, arith,
 math, memref, vector, tcrt and llvm, with `index`, signless integers, floats,
 fixed 1-D vectors of them and contiguous row-major memrefs; it produces a
@@ -38,10 +39,24 @@ that another target can reuse the parts it needs:
   (`populate_<dialect>_to_llvm`) that call no library;
 - `cpu_runtime`: what needs the CPU runtime: `tcrt.parallel_for` →
   `__tc_parallel_for`, `memref.alloc`/`dealloc` → `malloc`/`free`, math ops →
-  C math library calls.
+  C math library calls;
+- `nvvm`, `libdevice`: the device side of a CUDA GPU: `nvvm` ops and
+  `gpu.return`, shared memory, math ops → libdevice calls.
 
-`ConvertToLlvmPass` composes all of them (`cpu_handlers`). Importing this
-package or a dialect module does not import `cpu_runtime`.
+`ConvertToLlvmPass` composes them: `cpu_handlers` by default, the whole
+module as above. With `target=cuda` (`convert-to-llvm{target=cuda}`) it
+lowers only the functions of each `gpu.module` (`gpu.func`s, after
+`convert-gpu-to-nvvm` and `convert-scf-to-cf`) with `cuda_handlers`, in the
+`gpu.module`, and leaves the host functions alone. There a memref is a
+pointer to global memory, `!llvm.ptr<1>` (shared memory, memory space 3:
+`!llvm.ptr<3>`; a thread's `memref.alloca`: `!llvm.ptr`), plus its dynamic
+extents as on the CPU; `index` is `i64`::
+
+    gpu.func @k(%A: memref<?xf32>, %n: index) kernel attributes {nvvm.kernel, ...}
+
+becomes ``llvm.func @k(%A: !llvm.ptr<1>, %A_d0: i64, %n: i64) attributes
+{gpu.kernel, nvvm.kernel, ...}``. Importing this package or a dialect module
+does not import `cpu_runtime`, `nvvm` or `libdevice`.
 """
 
 from __future__ import annotations
@@ -57,7 +72,10 @@ from tcdialect.conversion.convert_to_llvm.func_cf import populate_func_cf_to_llv
 from tcdialect.conversion.convert_to_llvm.lowering import Handler, ModuleLowering
 from tcdialect.conversion.convert_to_llvm.math import populate_math_to_llvm
 from tcdialect.conversion.convert_to_llvm.memref import populate_memref_to_llvm
+from tcdialect.conversion.convert_to_llvm.type_converter import CUDA_SPACES
 from tcdialect.conversion.convert_to_llvm.vector import populate_vector_to_llvm
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects import gpu
 
 
 def cpu_handlers() -> dict[str, Handler]:
@@ -79,14 +97,55 @@ def cpu_handlers() -> dict[str, Handler]:
     return handlers
 
 
+def cuda_handlers() -> dict[str, Handler]:
+    """The handler table of a CUDA kernel: the dialect modules' scalar
+    handlers, the device's (`nvvm`) and libdevice's."""
+    from tcdialect.conversion.convert_to_llvm.libdevice import (
+        populate_libdevice_to_llvm,
+    )
+    from tcdialect.conversion.convert_to_llvm.nvvm import populate_nvvm_to_llvm
+
+    handlers: dict[str, Handler] = {}
+    populate_arith_to_llvm(handlers)
+    populate_math_to_llvm(handlers)
+    populate_memref_to_llvm(handlers)
+    populate_func_cf_to_llvm(handlers)
+    populate_nvvm_to_llvm(handlers)
+    populate_libdevice_to_llvm(handlers)
+    return handlers
+
+
+TARGETS = ("cpu", "cuda")
+"""The values of `ConvertToLlvmPass.target`."""
+
+
 @dataclass(frozen=True)
 class ConvertToLlvmPass(ModulePass):
     """Translate func/cf/arith/math/memref/vector/tcrt functions to the llvm dialect.
 
     See the package docstring and docs/pipeline.md ("llvm stage ABI").
+    `target`: `cpu` (the whole module) or `cuda` (the `gpu.module`s).
     """
 
     name = "convert-to-llvm"
 
+    target: str = "cpu"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        ModuleLowering(op, cpu_handlers()).run()
+        if self.target == "cpu":
+            ModuleLowering(op, cpu_handlers()).run()
+            return
+        if self.target != "cuda":
+            raise TCError(
+                f"convert-to-llvm: unknown target '{self.target}' "
+                f"(expected one of {', '.join(TARGETS)})"
+            )
+        from tcdialect.conversion.convert_to_llvm.libdevice import (
+            drop_c_declarations,
+        )
+
+        handlers = cuda_handlers()
+        for device in op.body.block.ops:
+            if isinstance(device, gpu.ModuleOp):
+                drop_c_declarations(device)
+                ModuleLowering(device, handlers, CUDA_SPACES).run()

@@ -17,8 +17,10 @@ linkage, signature, blocks):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import cf, func, llvm
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 
 from tcdialect.conversion.convert_to_llvm.lowering import FunctionLowering, Handler
 from tcdialect.conversion.convert_to_llvm.type_converter import err
@@ -42,20 +44,34 @@ def lower_return(lw: FunctionLowering, op: Operation) -> None:
     lw.emit(llvm.ReturnOp(values[0] if values else None))
 
 
+def _branch_arguments(
+    lw: FunctionLowering, values: Sequence[SSAValue], dest: Block, op: Operation
+) -> list[SSAValue]:
+    """The lowered `values` passed to (lowered) block `dest`, whose types
+    they must have: a memref's pointer may be in another address space than
+    its type says (a GPU thread's private buffer is not in global memory)."""
+    args = lw.flat(values, op)
+    if [a.type for a in args] != [a.type for a in dest.args]:
+        raise err(op, "unsupported block argument (a buffer in another memory)")
+    return args
+
+
 def lower_br(lw: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, cf.BranchOp)
-    lw.emit(llvm.BrOp(lw.blocks[op.successor], *lw.flat(op.arguments, op)))
+    dest = lw.blocks[op.successor]
+    lw.emit(llvm.BrOp(dest, *_branch_arguments(lw, op.arguments, dest, op)))
 
 
 def lower_cond_br(lw: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, cf.ConditionalBranchOp)
+    then, else_ = lw.blocks[op.then_block], lw.blocks[op.else_block]
     lw.emit(
         llvm.CondBrOp(
             lw.get(op.cond, op),
-            lw.blocks[op.then_block],
-            lw.flat(op.then_arguments, op),
-            lw.blocks[op.else_block],
-            lw.flat(op.else_arguments, op),
+            then,
+            _branch_arguments(lw, op.then_arguments, then, op),
+            else_,
+            _branch_arguments(lw, op.else_arguments, else_, op),
         )
     )
 

@@ -21,8 +21,16 @@ and public functions `external`. A function may return at most one value, and
 not a memref. At the top level only `func.func`, `llvm.func` and
 `llvm.mlir.global` are accepted. Functions a handler calls are declared once
 (`ModuleLowering.declare`; an existing declaration of the same type is
-reused), and functions a handler generates (`ModuleLowering.generate`) are
-defined once, after the translated ones.
+reused), functions a handler generates (`ModuleLowering.generate`) are
+defined once, after the translated ones, and globals a handler adds
+(`ModuleLowering.add_global`) come before the functions.
+
+The module may also be a `gpu.module` (the `cuda` target lowers each one of
+a module separately, with `type_converter.CUDA_SPACES`): its `gpu.func`s
+become `llvm.func`s too (`external`), keeping their discardable attributes
+(`gpu.kernel`, `nvvm.kernel`, `nvvm.maxntid`); workgroup and private
+attributions are not supported (shared memory is a `memref.alloca` in
+memory space 3).
 
 Unsupported input raises `TCError` naming the operation.
 """
@@ -48,6 +56,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tcdialect.conversion.convert_to_llvm.memref_abi import Lowered, MemRef, pack
 from tcdialect.conversion.convert_to_llvm.type_converter import (
+    CPU_SPACES,
+    AddressSpaces,
     err,
     fastmath,
     float_suffix,
@@ -58,6 +68,7 @@ from tcdialect.conversion.convert_to_llvm.type_converter import (
     scalar_type,
 )
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects import gpu
 
 Handler = Callable[["FunctionLowering", Operation], None]
 """Lowers one op: reads its operands' lowered values from the `FunctionLowering`,
@@ -139,20 +150,40 @@ def _reverse_post_order(entry: Block) -> list[Block]:
 # --------------------------------------------------------------------------
 
 
-class ModuleLowering:
-    """Translates the functions of one module with a table of handlers."""
+Function = func.FuncOp | gpu.FuncOp
+"""What `ModuleLowering` translates into an `llvm.func`."""
 
-    def __init__(self, module: ModuleOp, handlers: Mapping[str, Handler]):
+
+class ModuleLowering:
+    """Translates the functions of one module with a table of handlers.
+
+    `spaces` maps memref memory spaces to LLVM address spaces (the CPU's by
+    default: see `type_converter.AddressSpaces`).
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp | gpu.ModuleOp,
+        handlers: Mapping[str, Handler],
+        spaces: AddressSpaces = CPU_SPACES,
+    ):
         self.module = module
         self.handlers: dict[str, Handler] = {
             "builtin.unrealized_conversion_cast": lower_unrealized_cast,
             **handlers,
         }
+        self.spaces = spaces
         # symbol → llvm function type, for every function of the output
         self.signatures: dict[str, llvm.LLVMFunctionType] = {}
         self.declarations: list[llvm.FuncOp] = []
         self.generated: list[llvm.FuncOp] = []
         self.generated_keys: dict[str, Hashable] = {}
+        self.globals: list[llvm.GlobalOp] = []
+        self.symbols: set[str] = set()
+
+    def lowered_types(self, t: Attribute, where: Operation) -> list[Attribute]:
+        """The llvm types a value of type `t` expands to (`spaces` applied)."""
+        return lowered_types(t, where, self.spaces)
 
     def declare(
         self, name: str, ftype: llvm.LLVMFunctionType, where: Operation
@@ -184,25 +215,37 @@ class ModuleLowering:
         if name in self.generated_keys:
             assert self.generated_keys[name] == key
             return name
-        if name in self.signatures:
+        if name in self.signatures or name in self.symbols:
             raise err(where, f"'@{name}' is already defined")
         self.generated_keys[name] = key
         self.signatures[name] = ftype
         self.generated.append(build())
         return name
 
+    def add_global(self, op: llvm.GlobalOp, where: Operation) -> str:
+        """Add global `op` to the module; its name must be new."""
+        name = op.sym_name.data
+        if name in self.signatures or name in self.symbols:
+            raise err(where, f"'@{name}' is already defined")
+        self.symbols.add(name)
+        self.globals.append(op)
+        return name
+
     def run(self) -> None:
-        funcs: list[func.FuncOp] = []
-        for op in self.module.ops:
-            if isinstance(op, func.FuncOp):
+        block = self.module.body.block
+        funcs: list[Function] = []
+        for op in block.ops:
+            if isinstance(op, func.FuncOp | gpu.FuncOp):
                 funcs.append(op)
             elif isinstance(op, llvm.FuncOp):
                 self.signatures[op.sym_name.data] = op.function_type
-            elif not isinstance(op, llvm.GlobalOp):
+            elif isinstance(op, llvm.GlobalOp):
+                self.symbols.add(op.sym_name.data)
+            else:
                 raise err(op, "unsupported top-level operation")
         for f in funcs:
             inputs = [
-                t for a in f.function_type.inputs.data for t in lowered_types(a, f)
+                t for a in f.function_type.inputs.data for t in self.lowered_types(a, f)
             ]
             outputs = f.function_type.outputs.data
             if len(outputs) > 1 or any(isinstance(o, MemRefType) for o in outputs):
@@ -217,10 +260,12 @@ class ModuleLowering:
 
         for f in funcs:
             new = FunctionLowering(self, f).run()
-            self.module.body.block.insert_op_before(new, f)
+            block.insert_op_before(new, f)
             f.detach()
             f.erase()
-        self.module.body.block.add_ops([*self.generated, *self.declarations])
+        if self.globals and (first := block.first_op) is not None:
+            block.insert_ops_before(self.globals, first)
+        block.add_ops([*self.generated, *self.declarations])
 
 
 # --------------------------------------------------------------------------
@@ -229,9 +274,10 @@ class ModuleLowering:
 
 
 class FunctionLowering:
-    """The translation of one `func.func`: value map, current block, builders."""
+    """The translation of one `func.func` or `gpu.func`: value map, current
+    block, builders."""
 
-    def __init__(self, parent: ModuleLowering, f: func.FuncOp):
+    def __init__(self, parent: ModuleLowering, f: Function):
         self.parent = parent
         self.func = f
         self.values: dict[SSAValue, Lowered] = {}
@@ -350,18 +396,30 @@ class FunctionLowering:
         f = self.func
         name = f.sym_name.data
         ftype = self.parent.signatures[name]
-        private = f.sym_visibility is not None and f.sym_visibility.data == "private"
         if not f.body.blocks:
             return llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
+        attrs: dict[str, Attribute] = {}
+        if isinstance(f, gpu.FuncOp):
+            if len(f.body.blocks[0].args) != len(f.function_type.inputs):
+                raise err(f, "unsupported workgroup or private attributions")
+            private = False
+            # the dialect attributes (`gpu.kernel`, `nvvm.*`), not `sym_name`
+            attrs = {k: v for k, v in f.attributes.items() if "." in k}
+        else:
+            private = (
+                f.sym_visibility is not None and f.sym_visibility.data == "private"
+            )
 
         order = _reverse_post_order(f.body.blocks[0])
         for old in order:
-            arg_types = [t for a in old.args for t in lowered_types(a.type, f)]
+            arg_types = [
+                t for a in old.args for t in self.parent.lowered_types(a.type, f)
+            ]
             new = Block(arg_types=arg_types)
             self.blocks[old] = new
             it = iter(new.args)
             for a in old.args:
-                n = len(lowered_types(a.type, f))
+                n = len(self.parent.lowered_types(a.type, f))
                 self.set(a, pack(a.type, [next(it) for _ in range(n)]))
         self.entry = self.blocks[order[0]]
 
@@ -376,6 +434,7 @@ class FunctionLowering:
             ftype,
             linkage=llvm.LinkageAttr("internal" if private else "external"),
             body=Region([self.blocks[b] for b in order]),
+            extra_attrs=attrs,
         )
 
     def lower(self, op: Operation) -> None:
@@ -434,7 +493,7 @@ def float_intrinsic(intrinsic: str) -> Handler:
 def lower_unrealized_cast(lw: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, UnrealizedConversionCastOp)
     inputs = lw.flat(op.inputs, op)
-    out_types = [t for r in op.results for t in lowered_types(r.type, op)]
+    out_types = [t for r in op.results for t in lw.parent.lowered_types(r.type, op)]
     if [v.type for v in inputs] != out_types:
         raise err(
             op,
@@ -443,7 +502,7 @@ def lower_unrealized_cast(lw: FunctionLowering, op: Operation) -> None:
         )
     it = iter(inputs)
     for r in op.results:
-        n = len(lowered_types(r.type, op))
+        n = len(lw.parent.lowered_types(r.type, op))
         lw.set(r, pack(r.type, [next(it) for _ in range(n)]))
 
 

@@ -70,12 +70,24 @@ def extent(lw: FunctionLowering, m: MemRef, dim: int) -> SSAValue:
     return m.dyn_sizes[sum(1 for d in shape[:dim] if d < 0)]
 
 
+def gep(
+    ptr: SSAValue, index: int | SSAValue, elem: Attribute, *, inbounds: bool = False
+) -> llvm.GEPOp:
+    """`getelementptr elem, ptr, index` (a single index), a pointer in the
+    address space of `ptr`."""
+    t = ptr.type
+    assert isinstance(t, llvm.LLVMPointerType)
+    return llvm.GEPOp.from_mixed_indices(
+        ptr, [index], elem, result_type=t, inbounds=inbounds
+    )
+
+
 def inbounds_gep(ptr: SSAValue, index: int | SSAValue, elem: Attribute) -> llvm.GEPOp:
     """`getelementptr inbounds elem, ptr, index` (a single index)."""
-    gep = llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=True)
+    gep_ = gep(ptr, index, elem, inbounds=True)
     # MLIR reads `inbounds` from the no-wrap flags (inbounds | nusw).
-    gep.properties["noWrapFlags"] = IntegerAttr(3, 32)
-    return gep
+    gep_.properties["noWrapFlags"] = IntegerAttr(3, 32)
+    return gep_
 
 
 def split_constants(
@@ -143,10 +155,10 @@ def element_ptr(
     elem = scalar_type(m.type.get_element_type(), op)
     if offset:
         # `base + linear` alone may lie outside the array: no `inbounds`
-        at = lw.emit_value(llvm.GEPOp.from_mixed_indices(m.ptr, [linear], elem))
-        return lw.emit_value(llvm.GEPOp.from_mixed_indices(at, [offset], elem))
+        at = lw.emit_value(gep(m.ptr, linear, elem))
+        return lw.emit_value(gep(at, offset, elem))
     if not inbounds:
-        return lw.emit_value(llvm.GEPOp.from_mixed_indices(m.ptr, [linear], elem))
+        return lw.emit_value(gep(m.ptr, linear, elem))
     return lw.emit_value(inbounds_gep(m.ptr, linear, elem))
 
 

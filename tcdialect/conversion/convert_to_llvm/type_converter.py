@@ -9,8 +9,11 @@ Contract (shared by every dialect module of this package):
   tensors) is rejected with a `TCError` naming the operation.
 - A memref is expanded into several values (`lowered_types`): an element
   pointer and one `i64` per dynamic dimension (see `memref_abi`). Only
-  contiguous row-major memrefs (identity layout, default memory space) are
-  accepted.
+  contiguous row-major memrefs (identity layout) are accepted, in the
+  memory spaces the target maps to LLVM address spaces (`AddressSpaces`):
+  on the CPU (`CPU_SPACES`) only the default one, whose pointer is the
+  opaque `!llvm.ptr`; on a GPU (`CUDA_SPACES`) the default space is global
+  memory (`!llvm.ptr<1>`) and `3 : i32` shared memory (`!llvm.ptr<3>`).
 
 It also holds the LLVM intrinsic name mangling of types (`f32`, `v8f32`,
 `v8i32`) and the conversion of `arith` fast-math flags to `llvm` ones. Nothing
@@ -19,7 +22,7 @@ here emits IR.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -30,6 +33,8 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntAttr,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     NoneAttr,
@@ -45,6 +50,18 @@ from tcdialect.diagnostics import TCError
 PTR = llvm.LLVMPointerType()
 """The opaque pointer (address space 0) a memref's elements are addressed by."""
 
+AddressSpaces = Mapping[int | None, int | None]
+"""The LLVM address space of a memref's element pointer by the memref's
+memory space (None: the default space, or `3` for `3 : i32`); None is the
+opaque `!llvm.ptr`. A memory space missing from the map is rejected."""
+
+CPU_SPACES: AddressSpaces = {None: None}
+"""The CPU's memrefs: the default memory space only, as `!llvm.ptr`."""
+
+CUDA_SPACES: AddressSpaces = {None: 1, 3: 3}
+"""A CUDA kernel's memrefs: global memory (the default space) as
+`!llvm.ptr<1>`, shared memory (`3 : i32`) as `!llvm.ptr<3>`."""
+
 
 def err(op: Operation, what: str) -> TCError:
     """The error for `op` the conversion cannot lower, saying `what` is wrong."""
@@ -59,7 +76,20 @@ def fastmath(op: Operation) -> llvm.FastMathAttr:
     return llvm.FastMathAttr(None)
 
 
-def check_memref(t: MemRefType[Attribute], where: Operation) -> None:
+def memory_space(t: MemRefType[Attribute]) -> int | None:
+    """The memory space of `t`: None for the default one, `n` for `n : i32`
+    (-1 for any other attribute, which no target maps)."""
+    space = t.memory_space
+    if isinstance(space, NoneAttr):
+        return None
+    if isinstance(space, IntegerAttr):
+        return space.value.data
+    return -1
+
+
+def check_memref(
+    t: MemRefType[Attribute], where: Operation, spaces: AddressSpaces = CPU_SPACES
+) -> None:
     """Reject a memref type the ABI cannot represent (layout, memory space)."""
     layout = t.layout
     if not isinstance(layout, NoneAttr) and not (
@@ -67,9 +97,18 @@ def check_memref(t: MemRefType[Attribute], where: Operation) -> None:
         and layout.data == AffineMap.identity(t.get_num_dims())
     ):
         raise err(where, f"unsupported memref layout {t}")
-    if not isinstance(t.memory_space, NoneAttr):
+    if memory_space(t) not in spaces:
         raise err(where, f"unsupported memref memory space {t}")
     scalar_type(t.get_element_type(), where)
+
+
+def memref_pointer(
+    t: MemRefType[Attribute], where: Operation, spaces: AddressSpaces = CPU_SPACES
+) -> llvm.LLVMPointerType:
+    """The type of the element pointer of a memref of type `t`."""
+    check_memref(t, where, spaces)
+    space = spaces[memory_space(t)]
+    return PTR if space is None else llvm.LLVMPointerType(IntAttr(space))
 
 
 def scalar_type(t: Attribute, where: Operation) -> Attribute:
@@ -94,12 +133,14 @@ def scalar_type(t: Attribute, where: Operation) -> Attribute:
     raise err(where, f"unsupported type {t}")
 
 
-def lowered_types(t: Attribute, where: Operation) -> list[Attribute]:
+def lowered_types(
+    t: Attribute, where: Operation, spaces: AddressSpaces = CPU_SPACES
+) -> list[Attribute]:
     """The llvm types a value of type `t` expands to (several for a memref)."""
     if isinstance(t, MemRefType):
-        check_memref(t, where)
+        ptr = memref_pointer(t, where, spaces)
         dyn = sum(1 for d in t.get_shape() if d < 0)
-        return [PTR, *[i64] * dyn]
+        return [ptr, *[i64] * dyn]
     return [scalar_type(t, where)]
 
 

@@ -59,6 +59,7 @@ from tcdialect.testing.tcgen.checker import (
     check,
     compare,
     cpu_options,
+    target_options,
     tolerance,
 )
 from tcdialect.testing.tcgen.cli import main
@@ -79,5 +80,6 @@ __all__ = [
     "main",
     "reduce",
     "save",
+    "target_options",
     "tolerance",
 ]

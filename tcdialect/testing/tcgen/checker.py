@@ -1,8 +1,9 @@
 """`check(program, options)`: run a program through the reference and the compiler.
 
 The differential check: the NumPy reference interpreter
-(`tcdialect.reference.run`) and the kernel compiled with
-``tcdialect.CpuOptions(**options)`` run on the program's input arrays; the
+(`tcdialect.reference.run`) and the kernel compiled for `target` (`cpu`
+by default; `cuda-sim` runs it in the GPU simulator) with that target's
+options class built from `options` run on the program's input arrays; the
 first disagreement is returned as a `Failure` (None: they agree). Floats
 compare within `tolerance` of the output's reduction length, ints and bools
 exactly; outputs start poisoned (different from the reference everywhere)
@@ -89,21 +90,28 @@ def compare(
     return None
 
 
-def cpu_options(options: Mapping[str, object]) -> Any:
-    """``tcdialect.CpuOptions(**options)``; an unknown key is a `TypeError`."""
-    import tcdialect
+def target_options(options: Mapping[str, object], target: str = "cpu") -> Any:
+    """`target`'s options class (``tcdialect.CpuOptions`` for `cpu`) built
+    from `options`; an unknown key is a `TypeError`."""
+    from tcdialect.backend.registry import get_backend
 
-    fields = {f.name for f in dataclasses.fields(tcdialect.CpuOptions)}
+    cls = get_backend(target).options_class
+    fields = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(options) - fields)
     if unknown:
         raise TypeError(
-            f"{unknown} are not tcdialect.CpuOptions fields (it has {sorted(fields)})"
+            f"{unknown} are not tcdialect.{cls.__name__} fields (it has {sorted(fields)})"
         )
-    # JSON gives lists; CpuOptions is hashable (a cache key): tuples.
+    # JSON gives lists; options are hashable (a cache key): tuples.
     kwargs: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in options.items()
     }
-    return tcdialect.CpuOptions(**kwargs)
+    return cls(**kwargs)
+
+
+def cpu_options(options: Mapping[str, object]) -> Any:
+    """``tcdialect.CpuOptions(**options)``; an unknown key is a `TypeError`."""
+    return target_options(options, "cpu")
 
 
 def _poisoned(want: Array) -> Array:
@@ -123,14 +131,16 @@ def _poisoned(want: Array) -> Array:
     return out
 
 
-def check(program: Program, options: Mapping[str, object]) -> Failure | None:
-    """Run `program` through the reference and the CPU compiler; compare."""
+def check(
+    program: Program, options: Mapping[str, object], target: str = "cpu"
+) -> Failure | None:
+    """Run `program` through the reference and the compiler for `target`; compare."""
     import tcdialect
     from tcdialect import reference
     from tcdialect.diagnostics import TCError
     from tcdialect.frontend import parse_tc
 
-    opts = cpu_options(options)
+    opts = target_options(options, target)
     source = program.source
     try:
         module = parse_tc(source, f"{program.name}.tc")
@@ -152,7 +162,7 @@ def check(program: Program, options: Mapping[str, object]) -> Failure | None:
                     f"output {n} has shape {tuple(w.shape)} in the reference, the generator meant {shapes[n]}",
                 )
     try:
-        kernel = tcdialect.define(source, program.entry, options=opts)
+        kernel = tcdialect.define(source, program.entry, target=target, options=opts)
         kernel.compile(*arrays)
     except TCError as e:
         return Failure("compile", str(e))

@@ -218,12 +218,13 @@ def reduce(
 
 
 def failure_predicate(
-    failure: Failure, options: Mapping[str, object]
+    failure: Failure, options: Mapping[str, object], target: str = "cpu"
 ) -> Callable[[Program], bool]:
-    """`still_fails` for `reduce`: the same kind of failure under the same options."""
+    """`still_fails` for `reduce`: the same kind of failure under the same
+    options and target."""
 
     def still_fails(p: Program) -> bool:
-        f = check(p, options)
+        f = check(p, options, target)
         return f is not None and f.kind == failure.kind
 
     return still_fails

@@ -1,0 +1,237 @@
+"""`CudaOptions`: how the `cuda` and `cuda-sim` targets map a definition.
+
+The fields are TC's `MappingOptions` with the same meaning (anchor-tc.md §4),
+spelled in Python: tile sizes of the outermost band, the grid (`grid`, TC's
+`mapToBlocks`) and block (`block`, TC's `mapToThreads`) sizes, the fusion
+strategies, unrolling and memory promotion. TC's presets are classmethods
+(`CudaOptions.naive()`, `.pointwise()`, `.mlp()`, `.conv()`,
+`.group_conv()`, `.single_thread()`); the defaults leave the tile sizes
+to the mapper, which chooses them from the problem.
+
+Frozen and hashable (a dataclass of tuples, ints, bools and strings, so its
+hash and `repr` are stable across processes): part of the cache key. Every
+field is validated on construction; a bad value is a `TCError` naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tcdialect.diagnostics import TCError
+
+#: TC's fusion strategies, as the isl scheduler spells them.
+FUSIONS: tuple[str, ...] = ("max", "preserve3coincident", "min")
+#: The most threads in a block on every CUDA GPU since sm_20.
+MAX_THREADS_PER_BLOCK = 1024
+#: Largest block size along x, y and z; largest grid size along x, y and z.
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = (2**31 - 1, 65535, 65535)
+#: The PTX targets LLVM 22's NVPTX backend accepts that we test with ptxas.
+ARCHS: tuple[str, ...] = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+
+
+def _err(field: str, value: Any, expected: str) -> TCError:
+    return TCError(f"CudaOptions.{field} must be {expected}, not {value!r}")
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _sizes(field: str, value: Any, lo: int, most: int | None = None) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
+    if not isinstance(value, tuple | list) or not all(_int(v) for v in value):
+        raise _err(field, value, "a tuple of integers")
+    out = tuple(int(v) for v in value)
+    if most is not None and not 1 <= len(out) <= most:
+        raise _err(field, value, f"1 to {most} integers")
+    if any(v < lo for v in out):
+        raise _err(field, value, f"integers >= {lo}")
+    return out
+
+
+@dataclass(frozen=True)
+class CudaOptions:
+    """How to map a definition onto a CUDA GPU (see the module docstring).
+
+    outer_fusion, intra_tile_fusion: the isl scheduler's fusion strategy for
+        the whole definition and inside a tile ("max", "preserve3coincident",
+        "min").
+    tile: tile sizes of the outermost band's members (0 = that member is not
+        tiled); the tile loops go to blocks, the point loops to threads.
+        None (the default) lets the mapper choose from the problem: 32 for
+        each parallel member (one warp along the unit-stride one) and 0 for
+        a reduction member, so each thread accumulates its elements'
+        reductions in registers; a member shorter than its tile gets a tile
+        of its own extent, so no thread idles.
+    block: threads per block along x, y, z (x is the innermost mapped loop,
+        so consecutive threads touch consecutive elements); at most 1024 in
+        all.
+    grid: blocks along x, y, z. Both mappings are cyclic: a loop longer than
+        the grid or block is strip-mined over it; the launch is tightened to
+        the iterations that exist.
+    unroll: unroll thread-level loops up to this many copies (1: none).
+    use_shared_memory, use_private_memory: promote reused tiles to shared
+        memory and per-thread reuse to registers.
+    unroll_copy_shared: unroll the global<->shared copy loops.
+    max_shared_memory: the shared-memory budget per block in bytes (None:
+        the device's limit, `TargetInfo.limits["max_shared_memory"]`).
+    use_readonly_cache: load read-only tensors through the non-coherent
+        cache (`ld.global.nc`).
+    shared_depth, private_depth: the schedule depths of shared and register
+        promotion (None: below the block mapping / the thread mapping).
+    fix_parameters_before_scheduling: schedule with the sizes as constants.
+    match_library_calls: map a reduction to a warp of threads along x,
+        which combine their partial results with shuffles (TC's CUB
+        BlockReduce); None (the default) does so where a nest has a single
+        parallel loop (row reductions such as softmax's), where the other
+        threads would otherwise idle.
+    specialize: compile sizes in as constants (one compile per shape); False
+        makes sizes kernel arguments and computes the grid on the host.
+    arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).
+    """
+
+    outer_fusion: str = "preserve3coincident"
+    intra_tile_fusion: str = "preserve3coincident"
+    tile: tuple[int, ...] | None = None
+    block: tuple[int, ...] = (32, 8)
+    grid: tuple[int, ...] = (256, 256)
+    unroll: int = 1
+    use_shared_memory: bool = False
+    use_private_memory: bool = False
+    unroll_copy_shared: bool = False
+    max_shared_memory: int | None = None
+    use_readonly_cache: bool = False
+    shared_depth: int | None = None
+    private_depth: int | None = None
+    fix_parameters_before_scheduling: bool = False
+    match_library_calls: bool | None = None
+    specialize: bool = True
+    arch: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("outer_fusion", "intra_tile_fusion"):
+            v = getattr(self, name)
+            if v not in FUSIONS:
+                raise _err(name, v, f"one of {', '.join(FUSIONS)}")
+        set_ = lambda n, v: object.__setattr__(self, n, v)  # noqa: E731
+        if self.tile is not None:
+            set_("tile", _sizes("tile", self.tile, 0))
+        block = _sizes("block", self.block, 1, 3)
+        for axis, (b, most) in enumerate(zip(block, MAX_BLOCK)):
+            if b > most:
+                raise _err("block", self.block, f"at most {most} along {'xyz'[axis]}")
+        total = 1
+        for b in block:
+            total *= b
+        if total > MAX_THREADS_PER_BLOCK:
+            raise _err(
+                "block", self.block, f"at most {MAX_THREADS_PER_BLOCK} threads in all"
+            )
+        set_("block", block)
+        grid = _sizes("grid", self.grid, 1, 3)
+        for axis, (g, most) in enumerate(zip(grid, MAX_GRID)):
+            if g > most:
+                raise _err("grid", self.grid, f"at most {most} along {'xyz'[axis]}")
+        set_("grid", grid)
+        if not _int(self.unroll) or self.unroll < 1:
+            raise _err("unroll", self.unroll, "an integer >= 1")
+        for name in (
+            "use_shared_memory",
+            "use_private_memory",
+            "unroll_copy_shared",
+            "use_readonly_cache",
+            "fix_parameters_before_scheduling",
+            "specialize",
+        ):
+            if not isinstance(getattr(self, name), bool):
+                raise _err(name, getattr(self, name), "True or False")
+        if not (
+            self.match_library_calls is None
+            or isinstance(self.match_library_calls, bool)
+        ):
+            raise _err(
+                "match_library_calls", self.match_library_calls, "None, True or False"
+            )
+        for name in ("max_shared_memory", "shared_depth", "private_depth"):
+            v = getattr(self, name)
+            if v is not None and (not _int(v) or v < 0):
+                raise _err(name, v, "None or an integer >= 0")
+        if self.arch is not None and self.arch not in ARCHS:
+            raise _err("arch", self.arch, f"None or one of {', '.join(ARCHS)}")
+
+    @property
+    def digest(self) -> str:
+        """A hash of the options that every process computes alike (the
+        built-in `hash` of a string is salted per process): for cache keys."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()
+
+    def with_(self, **changes: Any) -> CudaOptions:
+        """A copy with `changes`, validated again."""
+        try:
+            return dataclasses.replace(self, **changes)
+        except TypeError as err:
+            raise TCError(f"CudaOptions: {err}") from None
+
+    # -- TC's presets ------------------------------------------------------------
+
+    @classmethod
+    def naive(cls) -> CudaOptions:
+        """TC's `naive`: 32x32x32 tiles, 32x8 threads, 256x256 blocks."""
+        return cls(tile=(32, 32, 32))
+
+    @classmethod
+    def single_thread(cls) -> CudaOptions:
+        """One thread in one block (TC's `singleThread`): for debugging."""
+        return cls(tile=(1,), block=(1,), grid=(1,))
+
+    @classmethod
+    def pointwise(cls) -> CudaOptions:
+        """TC's `pointwise`: 32x4x4 threads, 100^3 blocks, unroll 128."""
+        return cls(block=(32, 4, 4), grid=(100, 100, 100), unroll=128)
+
+    @classmethod
+    def mlp(cls) -> CudaOptions:
+        """TC's `mlp`: tile 1, 128 threads, 128 blocks, maximal outer fusion."""
+        return cls(outer_fusion="max", tile=(1,), block=(128,), grid=(128,))
+
+    @classmethod
+    def conv(cls) -> CudaOptions:
+        """TC's `convolution`: tile 4x8x8x8, 4x16x4 threads, 256^3 blocks."""
+        return cls(tile=(4, 8, 8, 8), block=(4, 16, 4), grid=(256, 256, 256))
+
+    @classmethod
+    def group_conv(cls) -> CudaOptions:
+        """TC's `groupConvolution`: tile 1x1, 4x16x4 threads, 256x256 blocks."""
+        return cls(tile=(1, 1), block=(4, 16, 4), grid=(256, 256))
+
+    @classmethod
+    def preset(cls, name: str) -> CudaOptions:
+        """The preset called `name` (`PRESETS`)."""
+        if name not in PRESETS:
+            raise TCError(
+                f"unknown CudaOptions preset '{name}' "
+                f"(expected one of {', '.join(PRESETS)})"
+            )
+        return getattr(cls, PRESETS[name])()
+
+
+#: Preset names (as `CudaOptions.preset` takes them) and their classmethods.
+PRESETS: Mapping[str, str] = {
+    "naive": "naive",
+    "single_thread": "single_thread",
+    "pointwise": "pointwise",
+    "mlp": "mlp",
+    "conv": "conv",
+    "group_conv": "group_conv",
+}
+
+
+def block_dims(block: Sequence[int]) -> tuple[int, int, int]:
+    """`block` (or `grid`) padded with ones to x, y, z."""
+    return (*block, *(1,) * (3 - len(block)))  # type: ignore[return-value]

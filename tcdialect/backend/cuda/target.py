@@ -1,0 +1,149 @@
+"""`CudaBackend` (`cuda`) and `CudaSimBackend` (`cuda-sim`): NVIDIA GPUs.
+
+From `scheduled` (which, for these targets, is `affine` unchanged: the GPU
+mapper schedules itself) they run::
+
+    gpu:   affine-gpu-map{CudaOptions}, convert-affine-to-scf,
+           convert-parallel-loops-to-gpu, canonicalize, cse
+    llvm:  the device side to the llvm dialect (`backend.cuda.device`)
+
+Text stages: `llvm-ir` (LLVM IR of the device module for
+`nvptx64-nvidia-cuda`) and `ptx` (PTX for `CudaOptions.arch`, else the
+`TargetInfo`'s). Neither needs a GPU, a driver or pycuda.
+
+`cuda-sim` has the same stages; `compile` runs the `gpu` stage in the
+simulator (`tcdialect.runtime.cuda_sim`) instead of loading PTX.
+`TCDIALECT_CUDA_SIM=1` makes `define(target="cuda")` use it (as numba's
+`NUMBA_ENABLE_CUDASIM`): see `tcdialect.backend.registry`.
+
+Importing this module imports neither llvmlite nor the passes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tcdialect.backend.base import Backend, TargetInfo
+from tcdialect.backend.cuda.options import CudaOptions
+from tcdialect.diagnostics import TCError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+
+    from tcdialect.arguments import Signature
+    from tcdialect.backend.base import Launcher
+    from tcdialect.poly.schedule import ScheduleOptions
+
+#: What the library and `tc-opt` assume without a device: an H100 (sm_90),
+#: with the limits every sm_90 part shares.
+GENERIC_GPU = TargetInfo(
+    name="sm_90",
+    triple="nvptx64-nvidia-cuda",
+    features=("+ptx80",),
+    vector_bits=128,
+    cores=132,
+    cache_bytes=(256 * 1024, 50 * 1024 * 1024),
+    limits={
+        "warp_size": 32,
+        "max_threads_per_block": 1024,
+        "max_shared_memory": 48 * 1024,
+        "max_shared_memory_optin": 227 * 1024,
+        "registers_per_block": 65536,
+        "max_grid_x": 2**31 - 1,
+        "max_grid_y": 65535,
+        "max_grid_z": 65535,
+    },
+)
+
+
+class CudaBackend(Backend):
+    """An NVIDIA GPU (see the module docstring)."""
+
+    name = "cuda"
+    options_class: ClassVar[type[Any]] = CudaOptions
+    ir_stages = ("gpu", "llvm")
+    text_stages = ("llvm-ir", "ptx")
+
+    def info(self) -> TargetInfo:
+        # The device is asked by the CUDA runtime; without one, the generic GPU.
+        return GENERIC_GPU
+
+    def generic_info(self) -> TargetInfo:
+        return GENERIC_GPU
+
+    def arch(self, options: CudaOptions, info: TargetInfo) -> str:
+        """The PTX target: the option, else the `TargetInfo`'s processor."""
+        return options.arch or info.name
+
+    def schedule_options(
+        self, options: CudaOptions, info: TargetInfo
+    ) -> ScheduleOptions | bool:
+        return False
+
+    def stage_passes(
+        self, stage: str, options: CudaOptions, info: TargetInfo
+    ) -> list[ModulePass]:
+        if stage == "gpu":
+            from xdsl.transforms.canonicalize import CanonicalizePass
+            from xdsl.transforms.common_subexpression_elimination import (
+                CommonSubexpressionElimination,
+            )
+
+            from tcdialect.conversion.convert_affine_to_scf import (
+                ConvertAffineToScfPass,
+            )
+            from tcdialect.conversion.convert_parallel_loops_to_gpu import (
+                ConvertParallelLoopsToGpuPass,
+            )
+            from tcdialect.transforms.affine_gpu_map import AffineGpuMapPass
+
+            return [
+                AffineGpuMapPass.from_options(options, info),
+                ConvertAffineToScfPass(),
+                ConvertParallelLoopsToGpuPass(),
+                CanonicalizePass(),
+                CommonSubexpressionElimination(),
+            ]
+        if stage == "llvm":
+            from tcdialect.backend.cuda.device import llvm_stage_passes
+
+            return llvm_stage_passes(options, info)
+        raise TCError(f"target '{self.name}' has no IR stage '{stage}'")
+
+    def emit(self, stage: str, module: ModuleOp, options: CudaOptions) -> str:
+        if stage == "llvm-ir":
+            from tcdialect.backend.cuda.device import llvm_ir_text
+
+            return llvm_ir_text(module)
+        if stage == "ptx":
+            from tcdialect.backend.cuda.device import ptx_text
+
+            return ptx_text(module, self.arch(options, self.info()))
+        return super().emit(stage, module, options)
+
+    def compile(
+        self, module: ModuleOp, entry: str, signature: Signature, options: CudaOptions
+    ) -> Launcher:
+        raise TCError(
+            "target 'cuda' cannot launch kernels yet (the CUDA runtime is not "
+            "part of this version): use target='cuda-sim', or set "
+            "TCDIALECT_CUDA_SIM=1, to run the same code in the GPU simulator; "
+            "Kernel.ir(..., stage='ptx') shows the PTX"
+        )
+
+
+class CudaSimBackend(CudaBackend):
+    """The GPU simulator: the `gpu` stage run on the CPU with the GPU's
+    semantics (grid, blocks, threads, barriers, shared memory, shuffles)."""
+
+    name = "cuda-sim"
+    ir_stages = ("gpu",)
+    text_stages = ()
+
+    def compile(
+        self, module: ModuleOp, entry: str, signature: Signature, options: CudaOptions
+    ) -> Launcher:
+        from tcdialect.runtime.cuda_sim import SimLauncher
+
+        return SimLauncher(module, entry, signature, options)

@@ -1,0 +1,757 @@
+"""`convert-parallel-loops-to-gpu`: outline loop nests into GPU kernels.
+
+Contract: in every `func.func` with a body, each *device segment* of the
+top-level ops becomes a `gpu.func` kernel in the `gpu.module`
+`@<function>_kernels` (inserted after the function), and the segment is
+replaced by a `gpu.launch_func` of it. A device segment is a top-level op
+with regions (a loop nest, an `scf.if`), or a maximal run of top-level ops
+that touch memory and the ops that use their values (a 0-dimensional
+statement's loads, arithmetic, bounds checks and store). What stays on the host: side-effect-free ops (sizes, constants),
+`memref.alloc`/`dealloc` and the terminator. The builtin module gets
+`gpu.container_module`.
+
+Inside a kernel:
+
+- Values from the host are kernel arguments (memrefs and sizes, in the
+  function's argument order, then allocations); side-effect-free host ops
+  they come from are cloned into the kernel instead when their operands are
+  arguments or constants (MLIR's launch-sink-index-computations).
+- A one-dimensional `scf.parallel` with `tc.gpu_processor` (`block_x`, ...,
+  `thread_z`; from `affine-gpu-map`) becomes a cyclic `scf.for`: from
+  `lb + id * step` by `count * step`, with `id`/`count` the block index and
+  grid size (`gpu.block_id`/`gpu.grid_dim`) or the thread index and block
+  size (`gpu.thread_id`/`gpu.block_dim`) along its axis. Any grid and block
+  therefore compute the same result. A mapped loop inside one of the same
+  processor, and an unmapped `scf.parallel`, become plain `scf.for`s.
+- A store runs in one thread per element: along each axis of the block
+  with no enclosing thread loop of that axis (serial code between thread
+  loops, like an initialisation above a tiled reduction, or a nest mapped
+  to fewer axes than another in the same kernel), only the thread at index
+  0 stores (`scf.if` on those thread indices being 0), and the loads and
+  arithmetic just before it that serve only the store move into that
+  `scf.if` with it.
+- Within a region that holds thread-mapped loops, a `gpu.barrier` follows
+  each op that writes memory when an op after it in the same region
+  touches memory: whatever a thread wrote is visible to the block's other
+  threads before they read it. A loop body with more than one such op also
+  ends with one, for the next iteration. (One thread-loop nest alone needs
+  none: its coincident members give each element to the same thread in
+  every iteration.) Those regions run uniformly across a block
+  (their control flow depends on sizes and block indices only), so every
+  thread reaches every barrier.
+
+The launch: the block size along each axis is the largest `tc.gpu_size` of
+the thread loops of that axis (1 without any: `known_block_size` records it);
+the grid size along an axis is the block loop's iteration count, computed on
+the host from its bounds when they depend on host values only, capped by its
+`tc.gpu_size` (the `grid` option); else the cap. Example::
+
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {   // tc.gpu_processor = "thread_x"
+      memref.store %x, %A[%i] : memref<?xf32>        // tc.gpu_size = 128
+    }
+
+becomes, on the host, ``gpu.launch_func @f_kernels::@f_k0 blocks in (%c1,
+%c1, %c1) threads in (%c128, %c1, %c1) args(%A : memref<?xf32>, %n :
+index)`` and the kernel::
+
+    gpu.func @f_k0(%A: memref<?xf32>, %n: index) kernel
+        attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %t = gpu.thread_id x
+      %d = gpu.block_dim x
+      %lb = ... %c0 + %t * %c1 ;  %step = ... %d * %c1
+      scf.for %i = %lb to %n step %step { memref.store %x, %A[%i] }
+      gpu.return
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    Float32Type,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    f32,
+    i32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable, is_side_effect_free
+
+from tcdialect.diagnostics import TCError
+from tcdialect.dialects import gpu, nvvm
+from tcdialect.poly.codegen import GPU_PROCESSOR, GPU_REDUCE, GPU_SIZE
+from tcdialect.transforms.ir_values import constant_index, defined_outside
+
+AXES = ("x", "y", "z")
+_DIM_OPS: dict[str, tuple[type[gpu._DimOp], type[gpu._DimOp]]] = {
+    "block": (gpu.BlockIdOp, gpu.GridDimOp),
+    "thread": (gpu.ThreadIdOp, gpu.BlockDimOp),
+}
+
+
+def _processor(op: Operation) -> tuple[str, int, int] | None:
+    """(`block`|`thread`, axis, size) of a mapped one-dimensional loop."""
+    if not isinstance(op, scf.ParallelOp) or len(op.lowerBound) != 1:
+        return None
+    proc = op.attributes.get(GPU_PROCESSOR)
+    size = op.attributes.get(GPU_SIZE)
+    if not isinstance(proc, StringAttr) or not isinstance(size, IntegerAttr):
+        return None
+    kind, _, axis = proc.data.partition("_")
+    if kind not in _DIM_OPS or axis not in AXES:
+        raise TCError(f"convert-parallel-loops-to-gpu: unknown processor '{proc.data}'")
+    return kind, AXES.index(axis), size.value.data
+
+
+def _host_op(op: Operation) -> bool:
+    """Whether a top-level op stays on the host."""
+    if isinstance(op, func.ReturnOp | memref.AllocOp | memref.DeallocOp):
+        return True
+    return not op.regions and is_side_effect_free(op)
+
+
+def _segments(ops: Iterable[Operation]) -> list[list[Operation]]:
+    """The device segments of a function body's ops (module docstring). A
+    side-effect-free op joins a run when it uses a value the run made (the
+    arithmetic of a 0-dimensional statement); others stay on the host. An op
+    with regions that has results or uses the run's values (a bounds check's
+    `scf.if`) joins the run too."""
+    out: list[list[Operation]] = []
+    run: list[Operation] = []
+    made: set[SSAValue] = set()
+    for op in ops:
+        if _host_op(op):
+            if run and not isinstance(op, func.ReturnOp | memref.DeallocOp):
+                if any(v in made for v in op.operands):
+                    run.append(op)
+                    made.update(op.results)
+            continue
+        joins = op.results or any(v in made for v in op.operands)
+        if op.regions and not joins:
+            if run:
+                out.append(run)
+                run, made = [], set()
+            out.append([op])
+        else:  # a statement's ops, `scf.if`s that yield its values included
+            run.append(op)
+            made.update(op.results)
+    if run:
+        out.append(run)
+    return out
+
+
+def _writes(op: Operation) -> bool:
+    return any(isinstance(o, memref.StoreOp | memref.AtomicRMWOp) for o in op.walk())
+
+
+def _touches_memory(op: Operation) -> bool:
+    return any(
+        isinstance(
+            o,
+            memref.StoreOp | memref.LoadOp | memref.AtomicRMWOp,
+        )
+        for o in op.walk()
+    )
+
+
+@dataclass
+class _Kernel:
+    """One segment being outlined."""
+
+    fn: func.FuncOp
+    segment: list[Operation]
+    entry: Block = field(default_factory=Block)
+    #: host value -> kernel block argument or cloned value
+    mapping: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    args: list[SSAValue] = field(default_factory=list[SSAValue])
+
+    def inside(self, v: SSAValue) -> bool:
+        """Whether `v` is defined in the segment (or a region of it)."""
+        owner = v.owner
+        return self.contains(
+            owner if isinstance(owner, Operation) else owner.parent_op()
+        )
+
+    def contains(self, op: Operation | None) -> bool:
+        """Whether `op` is one of the segment's ops or nested in one."""
+        while op is not None:
+            if op in self.segment:
+                return True
+            op = op.parent_op()
+        return False
+
+
+class _Outliner:
+    def __init__(self, module: ModuleOp, fn: func.FuncOp):
+        self.module = module
+        self.fn = fn
+        self.kernels: gpu.ModuleOp | None = None
+        self.count = 0
+
+    def run(self) -> None:
+        block = self.fn.body.blocks.first
+        if block is None or len(self.fn.body.blocks) != 1:
+            return
+        for seg in _segments(list(block.ops)):
+            self.outline(seg)
+
+    # -- values from the host ---------------------------------------------------------
+
+    def _kernel_value(self, v: SSAValue, k: _Kernel, b: Builder) -> SSAValue:
+        """The kernel's version of host value `v` (an argument, or a clone)."""
+        if v in k.mapping:
+            return k.mapping[v]
+        owner = v.owner
+        if (
+            isinstance(owner, Operation)
+            and not owner.regions
+            and is_side_effect_free(owner)
+            and not isinstance(owner, memref.AllocOp)
+        ):
+            operands = [self._kernel_value(o, k, b) for o in owner.operands]
+            clone = owner.clone(
+                value_mapper=dict(zip(owner.operands, operands, strict=True))
+            )
+            b.insert(clone)
+            for old, new in zip(owner.results, clone.results, strict=True):
+                k.mapping[old] = new
+            return k.mapping[v]
+        k.args.append(v)
+        arg = k.entry.insert_arg(v.type, len(k.entry.args))
+        if v.name_hint:
+            arg.name_hint = v.name_hint
+        k.mapping[v] = arg
+        return arg
+
+    def _host_value(self, v: SSAValue, k: _Kernel, at: InsertPoint) -> SSAValue | None:
+        """`v` (from the segment) computed on the host before the launch, when it
+        is a pure function of host values; else None."""
+        if not k.inside(v):
+            return v
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner.regions:
+            return None
+        if not is_side_effect_free(owner):
+            return None
+        operands: list[SSAValue] = []
+        for o in owner.operands:
+            h = self._host_value(o, k, at)
+            if h is None:
+                return None
+            operands.append(h)
+        clone = owner.clone(value_mapper=dict(zip(owner.operands, operands)))
+        Rewriter.insert_op(clone, at)
+        return clone.results[owner.results.index(v)]  # pyright: ignore[reportArgumentType]
+
+    # -- outlining --------------------------------------------------------------------
+
+    def outline(self, segment: list[Operation]) -> None:
+        k = _Kernel(self.fn, segment)
+        # external operands, in order: function arguments first, then the rest
+        external: list[SSAValue] = []
+        for top in segment:
+            for op in top.walk():
+                for v in op.operands:
+                    if not k.inside(v) and v not in external:
+                        external.append(v)
+        position: dict[SSAValue, tuple[int, int]] = {
+            v: (1, i) for i, v in enumerate(external)
+        }
+        position.update((a, (0, i)) for i, a in enumerate(self.fn.body.block.args))
+        external.sort(key=lambda v: position[v])
+        entry = k.entry
+        b = Builder(InsertPoint.at_end(entry))
+        # memrefs and sizes become arguments; pure computations are cloned
+        for v in external:
+            if not isinstance(v.owner, Operation) or isinstance(
+                v.owner, memref.AllocOp
+            ):
+                self._kernel_value(v, k, b)
+        for v in external:
+            self._kernel_value(v, k, b)
+        mapper = dict(k.mapping)  # one mapper: later ops use earlier results
+        clones = [op.clone(value_mapper=mapper) for op in segment]
+        entry.add_ops(clones)
+        entry.add_op(gpu.ReturnOp())
+        for op in segment:
+            for r in op.results:
+                if any(not k.contains(u.operation) for u in r.uses):
+                    raise TCError(
+                        f"convert-parallel-loops-to-gpu: the result of "
+                        f"'{op.name}' is used outside its kernel"
+                    )
+        self._declare_callees(entry)
+
+        launch = _Launch()
+        plans: list[tuple[str, int, int] | None] = []
+        for op in segment:
+            _plan(op, frozenset(), plans)
+        loops = [o for op in clones for o in op.walk() if isinstance(o, scf.ParallelOp)]
+        originals = [
+            o for op in segment for o in op.walk() if isinstance(o, scf.ParallelOp)
+        ]
+        for orig, loop, mapped in zip(originals, loops, plans, strict=True):
+            if mapped is not None:
+                kind, axis, size = mapped
+                if kind == "block":
+                    launch.blocks[axis].append((orig, size))
+                else:
+                    dims = list(launch.block)
+                    dims[axis] = max(dims[axis], size)
+                    launch.block = (dims[0], dims[1], dims[2])
+            if GPU_REDUCE in loop.attributes and mapped is not None:
+                parts = _reduction(loop)
+                if parts is not None:
+                    launch.divergent.add(_share_reduction(loop, mapped[1], *parts))
+                    continue
+                mapped = None  # not one reduction: a loop in every thread
+            new = _cyclic(loop, mapped)
+            if mapped is not None and mapped[0] == "thread":
+                launch.thread_loops[new] = mapped[1]
+        if launch.block != (1, 1, 1):
+            _guard_and_sync(entry, launch)
+
+        name = f"{self.fn.sym_name.data}_k{self.count}"
+        self.count += 1
+        kernel = gpu.FuncOp(
+            name,
+            FunctionType.from_lists([a.type for a in entry.args], []),
+            Region(entry),
+            known_block_size=list(launch.block),
+        )
+        self._kernels().body.block.add_op(kernel)
+
+        # the host side: grid from the block loops' bounds, then the launch
+        at = InsertPoint.before(segment[0])
+        grid: list[SSAValue] = []
+        for axis in range(3):
+            grid.append(self._grid_size(launch, axis, k, at))
+        block = [_constant(n, at) for n in launch.block]
+        call = gpu.LaunchFuncOp(
+            SymbolRefAttr(self._kernels().sym_name.data, [name]), grid, block, k.args
+        )
+        Rewriter.insert_op(call, at)
+        for op in reversed(segment):
+            op.detach()
+            op.erase(safe_erase=False)
+
+    def _grid_size(
+        self, launch: _Launch, axis: int, k: _Kernel, at: InsertPoint
+    ) -> SSAValue:
+        loops = launch.blocks[axis]
+        if not loops:
+            return _constant(1, at)
+        cap = max(size for _, size in loops)
+        if len(loops) > 1:
+            return _constant(cap, at)
+        ((loop, _),) = loops
+        bounds = [
+            self._host_value(v, k, at)
+            for v in (loop.lowerBound[0], loop.upperBound[0], loop.step[0])
+        ]
+        if any(v is None for v in bounds):
+            return _constant(cap, at)
+        lb, ub, step = bounds
+        assert lb is not None and ub is not None and step is not None
+        known = [constant_index(v) for v in (lb, ub, step)]
+        if all(c is not None for c in known):
+            lo, hi, st = (c for c in known if c is not None)
+            return _constant(max(1, min(cap, -(-(hi - lo) // st))), at)
+        ops: list[Operation] = [
+            span := arith.SubiOp(ub, lb),
+            trips := arith.CeilDivSIOp(span, step),
+            one := arith.ConstantOp.from_int_and_width(1, IndexType()),
+            capped := arith.MinSIOp(trips, _const_op(cap)),
+            grid := arith.MaxSIOp(capped, one),
+        ]
+        ops.insert(3, capped.operands[1].owner)  # type: ignore[arg-type]
+        Rewriter.insert_op(ops, at)
+        return grid.result
+
+    def _declare_callees(self, entry: Block) -> None:
+        """Copy the declarations of the functions the kernel calls (math
+        library functions) into the `gpu.module`."""
+        kernels = self._kernels()
+        for op in entry.walk():
+            if not isinstance(op, func.CallOp):
+                continue
+            name = op.callee.root_reference.data
+            if SymbolTable.lookup_symbol(kernels, name) is not None:
+                continue
+            callee = SymbolTable.lookup_symbol(self.module, name)
+            if not isinstance(callee, func.FuncOp) or callee.body.blocks:
+                raise TCError(
+                    f"convert-parallel-loops-to-gpu: a kernel calls '@{name}', "
+                    "which is not a function declaration"
+                )
+            kernels.body.block.add_op(callee.clone())
+
+    def _kernels(self) -> gpu.ModuleOp:
+        if self.kernels is None:
+            self.kernels = gpu.ModuleOp(f"{self.fn.sym_name.data}_kernels")
+            Rewriter.insert_op(self.kernels, InsertPoint.after(self.fn))
+        return self.kernels
+
+
+def _const_op(n: int) -> arith.ConstantOp:
+    return arith.ConstantOp.from_int_and_width(n, IndexType())
+
+
+def _constant(n: int, at: InsertPoint) -> SSAValue:
+    c = _const_op(n)
+    Rewriter.insert_op(c, at)
+    return c.result
+
+
+@dataclass
+class _Launch:
+    """What the mapped loops of a kernel ask of its launch."""
+
+    blocks: list[list[tuple[scf.ParallelOp, int]]] = field(
+        default_factory=lambda: [[], [], []]
+    )
+    block: tuple[int, int, int] = (1, 1, 1)
+    #: the cyclic loops that replaced thread-mapped `scf.parallel`s, by axis
+    thread_loops: dict[scf.ForOp, int] = field(default_factory=dict[scf.ForOp, int])
+    #: ops whose control flow differs between the threads along x (the
+    #: loops of shared reductions, the guards of stores)
+    divergent: set[Operation] = field(default_factory=set[Operation])
+
+
+def _plan(
+    op: Operation,
+    active: frozenset[str],
+    out: list[tuple[str, int, int] | None],
+) -> None:
+    """Append the mapping of each `scf.parallel` in `op` (pre-order, as
+    `Operation.walk`): None for a loop left unmapped, such as one inside a
+    loop mapped to the same processor (`active`)."""
+    inner = active
+    if isinstance(op, scf.ParallelOp):
+        mapped = _processor(op)
+        if mapped is not None:
+            key = f"{mapped[0]}_{mapped[1]}"
+            if key in active:
+                mapped = None
+            else:
+                inner = active | {key}
+        out.append(mapped)
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.ops:
+                _plan(o, inner, out)
+
+
+def _cyclic(op: scf.ParallelOp, mapped: tuple[str, int, int] | None) -> scf.ForOp:
+    """Replace the one-dimensional `scf.parallel` `op` by an `scf.for`, cyclic
+    over the processor `mapped` when given."""
+    lbs, ubs, steps = list(op.lowerBound), list(op.upperBound), list(op.step)
+    body = op.body.block
+    ops: list[Operation] = []
+    if mapped is not None:
+        kind, axis, _ = mapped
+        id_op, count_op = _DIM_OPS[kind]
+        ops += [
+            idx := id_op(AXES[axis]),
+            cnt := count_op(AXES[axis]),
+            off := arith.MuliOp(idx, steps[0]),
+            lb := arith.AddiOp(lbs[0], off),
+            st := arith.MuliOp(cnt, steps[0]),
+        ]
+        lbs[0], steps[0] = lb.result, st.result
+    Rewriter.insert_op(ops, InsertPoint.before(op))
+    if len(lbs) != 1:
+        raise TCError(
+            "convert-parallel-loops-to-gpu: a multi-dimensional scf.parallel "
+            "(affine-gpu-map makes one-dimensional ones)"
+        )
+    terminator = body.last_op
+    if isinstance(terminator, scf.ReduceOp):
+        terminator.detach()
+        terminator.erase()
+    body.add_op(scf.YieldOp())
+    region = op.detach_region(op.body)
+    loop = scf.ForOp(lbs[0], ubs[0], steps[0], [], region)
+    Rewriter.replace_op(op, loop)
+    return loop
+
+
+#: The identity of each combining op of a reduction (`poly.scop`'s list).
+_IDENTITY: dict[str, float | int] = {
+    "arith.addf": 0.0,
+    "arith.mulf": 1.0,
+    "arith.maximumf": -math.inf,
+    "arith.maxnumf": -math.inf,
+    "arith.minimumf": math.inf,
+    "arith.minnumf": math.inf,
+    "arith.addi": 0,
+    "arith.muli": 1,
+    "arith.maxsi": -(2**31),
+    "arith.minsi": 2**31 - 1,
+    "arith.maxui": 0,
+    "arith.minui": -1,
+}
+#: Lanes of a warp: a shared reduction is combined across them by shuffles.
+WARP = 32
+
+
+def _reduction(
+    loop: scf.ParallelOp,
+) -> tuple[memref.LoadOp, Operation, memref.StoreOp] | None:
+    """The load of the accumulator, the combining op and the store when the
+    body of `loop` is one reduction of a 32-bit value (`S[i] = S[i] op x`
+    with `i` defined outside the loop and nothing else stored); else None."""
+    body = loop.body.block
+    writes = [
+        o
+        for o in body.walk()
+        if isinstance(o, memref.StoreOp | memref.AtomicRMWOp)
+        or not (o.regions or is_side_effect_free(o) or isinstance(o, memref.LoadOp))
+    ]
+    if len(writes) != 1 or not isinstance(writes[0], memref.StoreOp):
+        return None
+    store = writes[0]
+    combine = store.value.owner
+    if (
+        store.parent_block() is not body
+        or not isinstance(combine, Operation)
+        or combine.name not in _IDENTITY
+        or combine.parent_block() is not body
+        or store.value.type not in (f32, i32)
+        or any(not defined_outside(i, loop) for i in store.indices)
+    ):
+        return None
+    loads = [
+        o
+        for o in body.walk()
+        if isinstance(o, memref.LoadOp) and o.memref == store.memref
+    ]
+    if len(loads) != 1:
+        return None
+    (load,) = loads
+    if (
+        load.parent_block() is not body
+        or tuple(load.indices) != tuple(store.indices)
+        or load.res not in combine.operands
+        or load.res.uses.get_length() != 1
+    ):
+        return None
+    return load, combine, store
+
+
+def _share_reduction(
+    loop: scf.ParallelOp,
+    axis: int,
+    load: memref.LoadOp,
+    combine: Operation,
+    store: memref.StoreOp,
+) -> scf.ForOp:
+    """Replace `loop` (one reduction, `_reduction`) by a loop in which each
+    thread along `axis` accumulates every block_dim-th value in a register,
+    then a butterfly of shuffles across the warp, then `S[i] = S[i] op total`
+    (which `_guard_and_sync` leaves to the thread at index 0)::
+
+        %p = scf.for %r = lb + tid * step to ub step bdim * step
+                 iter_args(%acc = identity) { ...; scf.yield (%acc op x) }
+        %s16, %ok = gpu.shuffle xor %p, 16, 32 : f32   (then 8, 4, 2, 1)
+        ...
+        %old = memref.load S[i]; memref.store (%old op total), S[i]
+    """
+    at = InsertPoint.before(loop)
+    t = store.value.type
+    ident = _IDENTITY[combine.name]
+    attr: FloatAttr | IntegerAttr
+    if isinstance(t, Float32Type):
+        attr = FloatAttr(float(ident), t)
+    else:
+        assert isinstance(t, IntegerType)
+        attr = IntegerAttr(int(ident), t)
+    init = arith.ConstantOp(attr)
+    tid, cnt = gpu.ThreadIdOp(AXES[axis]), gpu.BlockDimOp(AXES[axis])
+    step = loop.step[0]
+    lb = arith.AddiOp(loop.lowerBound[0], off := arith.MuliOp(tid, step))
+    st = arith.MuliOp(cnt, step)
+    Rewriter.insert_op([init, tid, cnt, off, lb, st], at)
+    # the body: the old one without the load, combine and store, then acc op x
+    body = loop.body.block
+    acc = body.insert_arg(t, 1)
+    x = next(v for v in combine.operands if v != load.res)
+    partial = combine.clone(value_mapper={load.res: acc, x: x})
+    for op in (store, combine, load):
+        op.detach()
+        op.erase(safe_erase=False)
+    terminator = body.last_op
+    assert terminator is not None
+    body.insert_op_before(partial, terminator)
+    terminator.detach()
+    terminator.erase()
+    body.add_op(scf.YieldOp(partial.results[0]))
+    region = loop.detach_region(loop.body)
+    new = scf.ForOp(lb, loop.upperBound[0], st, [init], region)
+    ops: list[Operation] = [new]
+    value: SSAValue = new.results[0]
+    width = arith.ConstantOp.from_int_and_width(WARP, 32)
+    ops.append(width)
+    offset = WARP // 2
+    while offset:
+        c = arith.ConstantOp.from_int_and_width(offset, 32)
+        shuffle = gpu.ShuffleOp("xor", value, c, width)
+        both = combine.clone(value_mapper={load.res: value, x: shuffle.shuffleResult})
+        ops += [c, shuffle, both]
+        value = both.results[0]
+        offset //= 2
+    old = memref.LoadOp.get(store.memref, list(store.indices))
+    total = combine.clone(value_mapper={load.res: old.res, x: value})
+    ops += [
+        old,
+        total,
+        memref.StoreOp.get(total.results[0], store.memref, list(store.indices)),
+    ]
+    Rewriter.replace_op(loop, ops, new_results=[])
+    return new
+
+
+def _only_for(store: Operation) -> list[Operation]:
+    """`store` and the ops just before it in its block that compute only for
+    it (loads and side-effect-free ops whose results nothing else uses), in
+    order: what the threads that do not store need not run. (They could read
+    an element while the storing thread writes it.)"""
+    ops = [store]
+    op = store.prev_op
+    while op is not None and not op.regions:
+        if not (isinstance(op, memref.LoadOp) or is_side_effect_free(op)):
+            break
+        if not all(u.operation in ops for r in op.results for u in r.uses):
+            break
+        ops.insert(0, op)
+        op = op.prev_op
+    return ops
+
+
+def _guard_and_sync(entry: Block, launch: _Launch) -> None:
+    """Make each store run in one thread per element, and put barriers between
+    the ops of regions that hold thread loops (see the module docstring)."""
+    thread_loops = launch.thread_loops
+    ids: dict[int, SSAValue] = {}
+    zero = _const_op(0)
+    Rewriter.insert_op(zero, InsertPoint.at_start(entry))
+
+    def first_along(axes: list[int], at: InsertPoint) -> SSAValue:
+        """`thread_id.a == 0` for every axis in `axes`, built at `at`."""
+        ops: list[Operation] = []
+        acc: SSAValue | None = None
+        for axis in axes:
+            if axis not in ids:
+                t = gpu.ThreadIdOp(AXES[axis])
+                Rewriter.insert_op(t, InsertPoint.after(zero))
+                ids[axis] = t.result
+            c = arith.CmpiOp(ids[axis], zero, "eq")
+            ops.append(c)
+            if acc is not None:
+                ops.append(both := arith.AndIOp(acc, c))
+                acc = both.result
+            else:
+                acc = c.result
+        Rewriter.insert_op(ops, at)
+        assert acc is not None
+        return acc
+
+    # A store runs in every thread whose loops reach it: along an axis with no
+    # enclosing thread loop, only the thread at index 0 may write.
+    for store in [o for o in entry.walk() if isinstance(o, memref.StoreOp)]:
+        covered: set[int] = set()
+        parent = store.parent_op()
+        while parent is not None:
+            if isinstance(parent, scf.ForOp) and parent in thread_loops:
+                covered.add(thread_loops[parent])
+            parent = parent.parent_op()
+        missing = [a for a in range(3) if launch.block[a] > 1 and a not in covered]
+        if not missing:
+            continue
+        moved = _only_for(store)
+        cond = first_along(missing, InsertPoint.before(moved[0]))
+        guard = scf.IfOp(cond, [], [scf.YieldOp()])
+        launch.divergent.add(guard)
+        Rewriter.insert_op(guard, InsertPoint.before(store))
+        then = guard.true_region.block
+        assert then.last_op is not None
+        for op in moved:
+            op.detach()
+            then.insert_op_before(op, then.last_op)
+
+    def holds_threads(op: Operation) -> bool:
+        return any(o in thread_loops for o in op.walk())
+
+    def region(block: Block, warp: bool) -> None:
+        """Synchronise the ops of `block`: with `gpu.barrier`s, or with warp
+        barriers when `warp` (inside a thread loop along y or z while the
+        threads along x are one warp: only that warp's threads share data)."""
+        for op in block.ops:
+            if op in launch.divergent:
+                continue
+            axis = thread_loops.get(op)  # pyright: ignore[reportArgumentType]
+            if axis is not None:
+                inner = warp or launch.block[0] == WARP
+                if axis == 0 or not inner:
+                    continue
+                nested = True
+            else:
+                nested = warp or holds_threads(op)
+            if nested:
+                for r in op.regions:
+                    for b in r.blocks:
+                        region(b, warp or axis is not None)
+        # barriers: after a writing op that a later memory op follows
+        memory = [op for op in block.ops if _touches_memory(op)]
+        for op in memory[:-1]:
+            if _writes(op):
+                Rewriter.insert_op(_sync(warp), InsertPoint.after(op))
+        # in a loop, the next iteration's first op follows this one's last
+        loop = isinstance(block.parent_op(), scf.ForOp)
+        if loop and len(memory) > 1 and any(_writes(op) for op in memory):
+            last = block.last_op
+            assert last is not None
+            Rewriter.insert_op(_sync(warp), InsertPoint.before(last))
+
+    region(entry, False)
+
+
+def _sync(warp: bool) -> list[Operation]:
+    """A `gpu.barrier`, or a barrier of the whole warp (`nvvm.bar.warp.sync`)."""
+    if not warp:
+        return [gpu.BarrierOp()]
+    mask = arith.ConstantOp.from_int_and_width(-1, 32)
+    return [mask, nvvm.BarWarpSyncOp(mask)]
+
+
+@dataclass(frozen=True)
+class ConvertParallelLoopsToGpuPass(ModulePass):
+    name = "convert-parallel-loops-to-gpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        outlined = False
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                out = _Outliner(op, fn)
+                out.run()
+                outlined |= out.kernels is not None
+        if outlined:
+            op.attributes[gpu.CONTAINER_ATTR] = UnitAttr()
+
+
+__all__ = ["ConvertParallelLoopsToGpuPass"]

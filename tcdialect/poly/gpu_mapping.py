@@ -1,0 +1,259 @@
+"""Mapping a schedule onto a GPU's blocks and threads (TC's steps 9-14).
+
+Contract: `map_schedule(scop, deps, mapping)` returns a schedule tree over
+`scop.domain` that respects every dependence in `deps`, whose outermost
+bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
+
+1. The statements are fused with `mapping.fusion` (the CPU scheduler's
+   `_fuse`: `max`, `preserve3coincident` or `min`); a shared outer loop of
+   `max` becomes an outermost band of its own.
+2. Each outermost band is tiled with `mapping.tile` (member `k` by `tile[k]`,
+   0 = not tiled), or, when `tile` is None, every leading coincident member
+   by `DEFAULT_TILE` and the others not at all. A tile never exceeds its
+   member's extent when that is a known number.
+3. The leading coincident members of the tile band go to blocks and those of
+   the point band to threads, innermost first: the innermost such member
+   is `x`, so consecutive threads touch consecutive elements of the
+   unit-stride subscript (the scheduler puts it innermost). At most
+   `len(grid)` members go to blocks and `len(block)` to threads; the outer
+   ones left over stay loops. The mapping is cyclic (code generation turns a
+   mapped loop into a loop starting at the block or thread index and
+   stepping by the grid or block size), so every size is correct.
+4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
+   when the band has one leading coincident member, a row reduction): when
+   the member after the leading coincident ones walks only reduction
+   dimensions (`_reduces_along`), it goes to the threads along x, a warp of
+   them (`WARP`), marked `/reduce`, and the leading members to y and z.
+   `convert-parallel-loops-to-gpu` turns each such loop whose body is one
+   reduction into per-thread partial results combined across the warp.
+5. A band with no leading coincident member (a whole-tensor reduction) is
+   not mapped: its nest runs in one thread.
+
+A mark is an isl mark node named ``map@<d>:<p>=<n>,...`` above a band whose
+first member is at schedule depth `d`: one `<p>=<n>` per member, `p` the
+processor (`block_x`, ..., `thread_z`, or `-` for none) and `n` the grid or
+block size it wants along that axis: for blocks `grid[axis]`, for threads
+`block[axis]` shrunk to the member's tile (or extent) so that no thread is
+idle by construction ("launch bounds tightened to what the mapping needs").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+
+from tcdialect.poly.schedule import (
+    _fuse,
+    _member_extent,
+    _node,
+    _outer_bands,
+    _set_band,
+    _single_aff,
+    _statement_names,
+    _tile,
+    schedule_context,
+)
+from tcdialect.poly.scop import Reduction, Scop, reduction_loops
+
+#: The mark prefix (`map@<depth>:...`).
+MAP_MARK = "map"
+#: The tile size of a leading coincident member when no tile sizes are given:
+#: one warp along the unit-stride member.
+DEFAULT_TILE = 32
+#: The threads that share a reduction member: one warp, so that the partial
+#: results combine with shuffles within it.
+WARP = 32
+AXES = ("x", "y", "z")
+
+
+@dataclass(frozen=True)
+class GpuMapping:
+    """What `map_schedule` needs of `CudaOptions`."""
+
+    fusion: str = "preserve3coincident"
+    tile: tuple[int, ...] | None = None
+    block: tuple[int, ...] = (32, 8)
+    grid: tuple[int, ...] = (256, 256)
+    #: Map a reduction member to threads along x (TC's matchLibraryCalls):
+    #: True, False, or None for when a band has one parallel member only.
+    reductions: bool | None = None
+
+
+@dataclass(frozen=True)
+class MemberMap:
+    """One band member's processor (`block_x`, `thread_y`, ...) and size;
+    `reduce`: the member is a reduction whose values the threads share."""
+
+    processor: str
+    size: int
+    reduce: bool = False
+
+
+#: Marks a reduction member in a mark (`thread_x=32/reduce`).
+REDUCE = "/reduce"
+
+
+def format_mark(depth: int, members: Sequence[MemberMap | None]) -> str:
+    parts = [
+        f"{m.processor}={m.size}{REDUCE if m.reduce else ''}" if m else "-"
+        for m in members
+    ]
+    return f"{MAP_MARK}@{depth}:{','.join(parts)}"
+
+
+def parse_mark(name: str) -> dict[str, MemberMap]:
+    """`map@3:-,thread_x=32` as `{"c4": MemberMap("thread_x", 32)}` (AST
+    iterator names); empty for any other mark."""
+    if not name.startswith(MAP_MARK + "@"):
+        return {}
+    depth, members = name[len(MAP_MARK) + 1 :].split(":", 1)
+    out: dict[str, MemberMap] = {}
+    for i, part in enumerate(members.split(",")):
+        if part != "-":
+            reduce = part.endswith(REDUCE)
+            proc, size = part.removesuffix(REDUCE).split("=")
+            out[f"c{int(depth) + i}"] = MemberMap(proc, int(size), reduce)
+    return out
+
+
+def _leading_coincident(node: isl.ScheduleNode) -> int:
+    n = 0
+    while n < node.band_n_member() and node.band_member_get_coincident(n):
+        n += 1
+    return n
+
+
+def _split(node: isl.ScheduleNode, n: int) -> isl.ScheduleNode:
+    """`node` with its first `n` members as a band of their own."""
+    return node.band_split(n) if 0 < n < node.band_n_member() else node
+
+
+def _mark(
+    node: isl.ScheduleNode,
+    kind: str,
+    sizes: Sequence[int],
+    limits: Sequence[int],
+    first_axis: int = 0,
+) -> isl.ScheduleNode:
+    """Mark the innermost of `node`'s members (all of them coincident) for
+    `kind` (`block` or `thread`), the innermost on axis `first_axis` (x
+    unless x holds a reduction), as many as `limits` has axes from there."""
+    n = node.band_n_member()
+    mapped = max(0, min(n, len(limits) - first_axis))
+    members: list[MemberMap | None] = [None] * (n - mapped)
+    for k in range(n - mapped, n):
+        axis = first_axis + n - 1 - k
+        size = limits[axis] if sizes[k] <= 0 else min(limits[axis], sizes[k])
+        members.append(MemberMap(f"{kind}_{AXES[axis]}", max(1, size)))
+    if mapped == 0:
+        return node
+    depth = node.get_schedule_depth()
+    return node.insert_mark(isl.Id(format_mark(depth, members))).child(0)
+
+
+def _reduces_along(
+    node: isl.ScheduleNode, k: int, scop: Scop, reductions: dict[str, Reduction]
+) -> bool:
+    """Whether member `k` of band `node` walks reduction dimensions only: for
+    every statement it is either constant (an initialisation) or a function
+    of that statement's reduction dims alone, and some statement reduces
+    along it."""
+    upa = node.band_get_partial_schedule().get_union_pw_aff(k)
+    some = False
+    for name in _statement_names(node):
+        stmt = scop.statements[name]
+        aff = _single_aff(upa, stmt.domain)
+        if aff is None:
+            return False
+        dims = [
+            d
+            for d in range(len(stmt.dims))
+            if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
+        ]
+        if not dims:
+            continue
+        red = reductions.get(name)
+        if red is None or not set(dims) <= set(red.dims):
+            return False
+        some = True
+    return some
+
+
+def _map_band(
+    node: isl.ScheduleNode,
+    mapping: GpuMapping,
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> isl.ScheduleNode:
+    """Tile and mark the outermost band `node`; returns a node of the tree."""
+    lead = min(_leading_coincident(node), 3)
+    if lead == 0 or not node.band_get_permutable():
+        return node
+    n = node.band_n_member()
+    want = mapping.reductions if mapping.reductions is not None else lead == 1
+    reduce = want and lead < n and _reduces_along(node, lead, scop, reductions)
+    extents = [_member_extent(node, k) for k in range(n)]
+    if mapping.tile is None:
+        sizes = [DEFAULT_TILE if k < lead else 0 for k in range(n)]
+    else:
+        sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
+    sizes = [
+        min(t, e) if t and e is not None and e > 0 else t
+        for t, e in zip(sizes, extents)
+    ]
+    # What each leading point member spans: its tile, else its extent (0: unknown).
+    spans = [sizes[k] or (extents[k] or 0) for k in range(lead)]
+    tiled = _tile(node, sizes)
+    point = node
+    if tiled is not None:
+        # The tile band holds the tiled members; its leading coincident ones
+        # go to blocks (a grid size is always the option's: tiles are many).
+        n_tiled = tiled.band_n_member()
+        tile_lead = min(_leading_coincident(tiled), 3)
+        point = tiled.child(0)
+        if tile_lead:
+            blocks = _mark(
+                _split(tiled, tile_lead), "block", [0] * tile_lead, mapping.grid
+            )
+            point = blocks.child(0)
+            if tile_lead < n_tiled:
+                point = point.child(0)
+    point = _split(point, lead)
+    if not reduce:
+        return _mark(point, "thread", spans, mapping.block)
+    # Threads along x share the reduction member (a warp: the reduction is
+    # combined with shuffles); the parallel members go to y and z.
+    point = _mark(point, "thread", spans, (WARP, *mapping.block[1:]), first_axis=1)
+    rest = _split(point.child(0), 1)
+    mark = format_mark(rest.get_schedule_depth(), [MemberMap("thread_x", WARP, True)])
+    return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Schedule:
+    """The mapped schedule tree of `scop` (see the module docstring)."""
+    if not scop.statements:
+        return isl.Schedule.from_domain(scop.domain)
+    context = schedule_context(scop)
+    schedule, prefix = _fuse(scop, deps, context, mapping.fusion, 1)
+    if prefix is not None:
+        schedule = _set_band(
+            schedule.get_root().child(0), prefix, [True]
+        ).get_schedule()
+    reductions = reduction_loops(scop)
+    for path in reversed(_outer_bands(schedule.get_root(), [])):
+        node = _node(schedule, path)
+        schedule = _map_band(node, mapping, scop, reductions).get_schedule()
+    return schedule
+
+
+__all__ = [
+    "DEFAULT_TILE",
+    "MAP_MARK",
+    "GpuMapping",
+    "MemberMap",
+    "format_mark",
+    "map_schedule",
+    "parse_mark",
+]

@@ -1,0 +1,104 @@
+"""`affine-gpu-map`: schedule affine loop nests with isl and map them onto a
+GPU's blocks and threads.
+
+Contract: for every `func.func` with a body inside the polyhedral model
+(`affine-isl-schedule` states which are), isl schedules the statements with
+the fusion strategy `fusion`, each outermost band is tiled with `tile` and
+its leading coincident members are mapped: tile loops to blocks, point loops
+to threads, innermost first (`tcdialect.poly.gpu_mapping`). The body is
+regenerated as affine IR in which each mapped loop is a one-dimensional
+`affine.parallel` carrying `tc.gpu_processor` (`block_x`, ..., `thread_z`)
+and `tc.gpu_size` (the grid size it may use, or the block size it needs);
+`convert-parallel-loops-to-gpu` outlines the nests into kernels. The result
+computes what the input computed, run in any order of the mapped loops'
+iterations. Functions outside the model are left alone (their nests then run
+in one GPU thread).
+
+Options (`CudaOptions`' meaning): `fusion` (`max`, `preserve3coincident`,
+`min`), `tile` (e.g. `tile=32,32,0`; without it, 32 for each leading
+coincident member and 0 for the rest), `block` (threads along x, y, z:
+`block=32,8`), `grid` (blocks along x, y, z: `grid=256,256`),
+`reductions` (`true`, `false`: map a reduction member to a warp of threads
+along x, marked `tc.gpu_reduce`; unset: where a band has a single parallel
+member).
+
+Example: `C(m, n) +=! A(m, r_k) * B(r_k, n)` with the defaults::
+
+    "affine.parallel"(...) ({ ^bb0(%c0: index):      // tc.gpu_processor = "block_y"
+      "affine.parallel"(...) ({ ^bb0(%c1: index):    // "block_x"
+        "affine.parallel"(...) ({ ^bb0(%c2: index):  // "thread_y", tc.gpu_size = 8
+          "affine.parallel"(...) ({ ^bb0(%c3: index):  // "thread_x", size 32
+            affine.store %cst, %C[%c2, %c3]
+            affine.for %c4 = 0 to %K { ... C[%c2, %c3] += A[%c2, %c4] * B[%c4, %c3] }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcdialect.backend.base import TargetInfo
+from tcdialect.backend.cuda.options import CudaOptions
+from tcdialect.diagnostics import TCError
+from tcdialect.poly.codegen import regenerate
+from tcdialect.poly.gpu_mapping import GpuMapping, map_schedule
+from tcdialect.poly.schedule import FUSIONS, schedule_context, tile_sizes
+from tcdialect.transforms.affine_isl_schedule import scop_and_dependences
+
+
+@dataclass(frozen=True)
+class AffineGpuMapPass(ModulePass):
+    name = "affine-gpu-map"
+
+    fusion: str = "preserve3coincident"
+    tile: tuple[int, ...] | None = None
+    block: tuple[int, ...] = (32, 8)
+    grid: tuple[int, ...] = (256, 256)
+    #: None (where a band has one parallel member), True or False.
+    reductions: bool | None = None
+
+    @classmethod
+    def from_options(cls, options: CudaOptions, info: TargetInfo) -> AffineGpuMapPass:
+        del info  # the options are already within every CUDA device's limits
+        return cls(
+            options.outer_fusion,
+            options.tile,
+            options.block,
+            options.grid,
+            options.match_library_calls,
+        )
+
+    def mapping(self) -> GpuMapping:
+        if self.fusion not in FUSIONS:
+            raise TCError(
+                f"affine-gpu-map: unknown fusion '{self.fusion}' "
+                f"(expected one of {', '.join(FUSIONS)})"
+            )
+        # CudaOptions validates block and grid against the CUDA limits.
+        opts = CudaOptions(
+            tile=tile_sizes(None if self.tile is None else tuple(self.tile)),
+            block=tuple(self.block),
+            grid=tuple(self.grid),
+        )
+        return GpuMapping(
+            self.fusion, opts.tile, opts.block, opts.grid, self.reductions
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        mapping = self.mapping()
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                continue
+            model = scop_and_dependences(fn)
+            if model is None:
+                continue
+            scop, deps = model
+            schedule = map_schedule(scop, deps, mapping)
+            try:
+                regenerate(fn, scop, schedule, schedule_context(scop))
+            except TCError:
+                continue

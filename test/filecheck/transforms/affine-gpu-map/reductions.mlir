@@ -1,0 +1,54 @@
+// affine-gpu-map with reductions: a band with one parallel member (a row
+// reduction) gives its reduction member to a warp along x, marked
+// tc.gpu_reduce, and its rows to y; `reductions=false` keeps each row's
+// reduction in one thread (rows on x); a band with two parallel members
+// (matmul) keeps its reduction in the threads unless `reductions=true`.
+// RUN: tc-opt %s -p affine-gpu-map | filecheck %s
+// RUN: tc-opt %s -p 'affine-gpu-map{reductions=false}' | filecheck %s --check-prefix=OFF
+// RUN: tc-opt %s -p 'affine-gpu-map{reductions=true}' | filecheck %s --check-prefix=ON
+
+// CHECK-LABEL: func.func @rowsum
+// CHECK:           affine.load %S
+// CHECK:         }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64, tc.gpu_reduce} : (index) -> ()
+// CHECK:       }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
+// OFF-LABEL:   func.func @rowsum
+// OFF-NOT:     tc.gpu_reduce
+// OFF:           affine.for
+// OFF:         }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64}
+func.func @rowsum(%I: memref<?x?xf32>, %S: memref<?xf32>, %N: index, %D: index) {
+  affine.for %n = 0 to %N {
+    affine.for %d = 0 to %D {
+      %x = affine.load %I[%n, %d] : memref<?x?xf32>
+      %s = affine.load %S[%n] : memref<?xf32>
+      %t = arith.addf %s, %x fastmath<reassoc> : f32
+      affine.store %t, %S[%n] : memref<?xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT:   tc.gpu_reduce
+// CHECK:       func.return
+// With the default block (32, 8) only y is left for the rows and columns:
+// the columns (innermost) take it and the rows stay a loop in each thread.
+// ON-LABEL:    func.func @matmul
+// ON:          affine.for %m =
+// ON:          }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64, tc.gpu_reduce} : (index) -> ()
+// ON:          }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
+// ON-NOT:      thread_z
+func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %M: index, %K: index, %N: index) {
+  affine.for %m = 0 to %M {
+    affine.for %n = 0 to %N {
+      affine.for %k = 0 to %K {
+        %a = affine.load %A[%m, %k] : memref<?x?xf32>
+        %b = affine.load %B[%k, %n] : memref<?x?xf32>
+        %p = arith.mulf %a, %b : f32
+        %c = affine.load %C[%m, %n] : memref<?x?xf32>
+        %s = arith.addf %c, %p fastmath<reassoc> : f32
+        affine.store %s, %C[%m, %n] : memref<?x?xf32>
+      }
+    }
+  }
+  func.return
+}
