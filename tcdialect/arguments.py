@@ -11,6 +11,10 @@ and by the reference interpreter.
 - `Signature` / `signature_of`: the calling convention of a definition's
   `affine`-stage entry function (inputs, outputs, error flag, unbound sizes),
   which every target's launcher follows.
+
+`bf16` tensors are NumPy uint16 arrays of bfloat16 bit patterns
+(`tcdialect.bfloat16`): `numpy_dtype` maps `bf16` to uint16, and errors
+call the dtype `bfloat16`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Literal, NoReturn
 import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -36,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
+from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import DefOp
 from tcdialect.symbolic import SizeExpr, SymbolicError
@@ -50,11 +56,14 @@ ArgKind = Literal["input", "output", "error", "size"]
 def numpy_dtype(t: Attribute) -> np.dtype[Any]:
     """The NumPy dtype storing tensor elements of type `t`.
 
-    ``f16/f32/f64`` → float16/32/64, ``i1`` → bool, ``iN``/``siN`` → intN,
+    ``f16/f32/f64`` → float16/32/64, ``bf16`` → uint16 (the bit patterns,
+    see `tcdialect.bfloat16`), ``i1`` → bool, ``iN``/``siN`` → intN,
     ``uiN`` → uintN, ``index`` → int64.
     """
     if isinstance(t, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(t, BFloat16Type):
+        return np.dtype(np.uint16)
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, Float64Type):
@@ -75,6 +84,13 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
 
 def type_name(dt: np.dtype[Any]) -> str:
     return "bool" if dt == np.bool_ else str(dt)
+
+
+def element_type_name(t: Attribute) -> str:
+    """How errors name the dtype expected for element type `t`."""
+    if isinstance(t, BFloat16Type):
+        return "bfloat16 (a uint16 array of bit patterns, see tcdialect.bfloat16)"
+    return type_name(numpy_dtype(t))
 
 
 # ------------------------------------------------------------ input binding
@@ -128,13 +144,18 @@ def prepare_inputs(
     arrays: list[Array] = []
     for i, (name, t, value) in enumerate(zip(names, types, inputs)):
         where = f"input '{name}' (argument {i}) of {fname}"
-        dt = numpy_dtype(t.element_type)
+        elem = t.element_type
+        dt = numpy_dtype(elem)
         if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
             if t.rank != 0:
                 raise TCError(
                     f"{where}: expected {t.rank} dimensions but got a Python scalar"
                 )
-            arrays.append(_convert_scalar(value, dt, where))
+            if isinstance(elem, BFloat16Type):
+                number = _convert_scalar(value, np.dtype(np.float32), where)
+                arrays.append(to_bfloat16(number))
+            else:
+                arrays.append(_convert_scalar(value, dt, where))
             continue
         if isinstance(value, np.generic):
             value = np.asarray(value)
@@ -153,7 +174,8 @@ def prepare_inputs(
             raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
         if value.dtype != dt:
             raise TCError(
-                f"{where}: expected {type_name(dt)} but got {type_name(value.dtype)}"
+                f"{where}: expected {element_type_name(elem)} but got "
+                f"{type_name(value.dtype)}"
             )
         # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
         arrays.append(value if value.flags.c_contiguous else value.copy(order="C"))
@@ -249,7 +271,8 @@ def check_outputs(
         if o.shape != shape:
             bad(i, f"expected shape {shape} but got {o.shape}")
         if o.dtype != dt:
-            bad(i, f"expected {dt} but got {o.dtype}")
+            expected = element_type_name(defop.output_types[i].element_type)
+            bad(i, f"expected {expected} but got {type_name(o.dtype)}")
         flags = o.flags
         if not flags.c_contiguous or not flags.writeable:
             bad(i, "must be a writeable contiguous (C-order) array")
@@ -277,13 +300,14 @@ def check_temporaries(
 
     `tensors` are the checked definition's tensors (`frontend.sema`'s:
     `kind`, `extents`, `elem`). Compiled code allocates temporaries (and
-    copies of targets a statement reads at other positions); asking for more
-    than the machine has must be a `TCError` here, not a failed allocation.
+    copies of targets a statement reads at other positions, and float32
+    accumulators of reductions into 16-bit floats); asking for more than the
+    machine has must be a `TCError` here, not a failed allocation.
     """
     from tcdialect.frontend.ir_gen import element_type
 
     limit = physical_memory() if memory is None else memory
-    total, biggest = 0, ("", 0)
+    total, biggest, accumulator = 0, ("", 0), 0
     for t in tensors.values():
         if t.kind == "input" or t.extents is None or t.elem is None:
             continue
@@ -292,7 +316,10 @@ def check_temporaries(
         biggest = max(biggest, (t.name, nbytes), key=lambda x: x[1])
         if t.kind == "temp":
             total += nbytes
+        if t.elem in ("float16", "bfloat16"):
+            accumulator = max(accumulator, count * 4)
     total += biggest[1]  # room for one snapshot copy
+    total += accumulator  # and for one float32 accumulator
     if total > limit:
         gib = 1 << 30
         raise TCError(

@@ -29,6 +29,15 @@ Semantics, in short (TC-LANGUAGE.md §4):
   never traps.
 * Tensors are stored in the NumPy type of their element type (``ui8`` →
   uint8 ...); reads convert to the signless form and writes convert back.
+* 16-bit floats: ``f16`` values are NumPy float16 (NumPy rounds every
+  float16 operation's exact result to float16, as the device's `half`
+  arithmetic does). NumPy has no bfloat16, so a ``bf16`` tensor holds bit
+  patterns (uint16, `tcdialect.bfloat16`) and a ``bf16`` body value is a
+  float32 array whose values are rounded to bfloat16 after every op
+  (`body_value`); reads and writes convert between the two forms. A
+  reduction into a 16-bit tensor accumulates in float32 (identity or
+  ``into`` value extended, yielded values extended, one rounding at the
+  end), as `tc.comprehension` specifies.
 
 Inputs are checked by `bind_sizes` / `prepare_inputs`: count, rank, exact
 dtype, consistent size parameters and literal extents. Non-contiguous arrays
@@ -44,6 +53,8 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -57,16 +68,20 @@ from tcdialect.arguments import (
     numpy_dtype,
     prepare_inputs,
 )
+from tcdialect.bfloat16 import from_bfloat16, round_to_bfloat16, to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import ComprehensionOp, DefOp, ReturnOp, TensorType
 
 __all__ = [
     "MAX_ELEMENTS",
     "bind_sizes",
+    "body_to_tensor",
+    "body_value",
     "find_def",
     "numpy_dtype",
     "prepare_inputs",
     "run",
+    "tensor_to_body",
 ]
 
 #: Largest index space (number of points) evaluated in one piece.
@@ -77,11 +92,44 @@ MAX_ELEMENTS = 1 << 26
 
 
 def _storage_dtype(t: Attribute) -> np.dtype[Any]:
-    """The NumPy dtype of a body value of IR type `t` (signless form)."""
+    """The NumPy dtype of a body value of IR type `t` (signless form;
+    float32 for bf16)."""
+    if isinstance(t, BFloat16Type):
+        return np.dtype(np.float32)
     dt = numpy_dtype(t)
     if dt.kind == "u":
         return np.dtype(f"int{dt.itemsize * 8}")
     return dt
+
+
+def body_value(x: Any, t: Attribute) -> Array:
+    """An op's result `x` as a body value of IR type `t`: in its storage
+    dtype, and rounded to bfloat16 for ``bf16``."""
+    v = _coerce(x, _storage_dtype(t))
+    return round_to_bfloat16(v) if isinstance(t, BFloat16Type) else v
+
+
+def tensor_to_body(x: Array, t: Attribute) -> Array:
+    """Tensor elements of element type `t` in their body form (uintN as
+    intN, bf16 bit patterns as float32 values)."""
+    if isinstance(t, BFloat16Type):
+        return from_bfloat16(x)
+    return _to_storage(x)
+
+
+def body_to_tensor(x: Array, t: Attribute) -> Array:
+    """Body values of type `t` as tensor elements of element type `t`
+    (wrapping integers; bf16 values as their bit patterns)."""
+    if isinstance(t, BFloat16Type):
+        return to_bfloat16(x)
+    return _to_tensor_dtype(x, numpy_dtype(t))
+
+
+def _accumulator_dtype(t: Attribute) -> np.dtype[Any]:
+    """The dtype a reduction into element type `t` accumulates in."""
+    if isinstance(t, Float16Type | BFloat16Type):
+        return np.dtype(np.float32)
+    return numpy_dtype(t)
 
 
 # ------------------------------------------------------------ input binding
@@ -200,7 +248,10 @@ class _Comprehension:
         self.names = names
         self.sizes = sizes
         self.rank = op.num_output_indices
-        self.dtype = numpy_dtype(op.result_type.element_type)
+        self.elem = op.result_type.element_type
+        self.dtype = numpy_dtype(self.elem)
+        #: The dtype reductions accumulate in (float32 for 16-bit floats).
+        self.acc = _accumulator_dtype(self.elem)
         self.kind = op.reduction
         self.lower: list[int] = []
         self.lengths: list[int] = []
@@ -217,21 +268,25 @@ class _Comprehension:
             if space == 0:
                 return np.zeros(out_shape, dtype=self.dtype)
             return self._block([(0, n) for n in self.lengths])
-        ufunc = _reducer(kind, self.dtype)
+        acc = self.acc
+        ufunc = _reducer(kind, acc)
         if space == 0:
-            reduced = np.full(out_shape, _identity(kind, self.dtype), dtype=self.dtype)
+            reduced = np.full(out_shape, _identity(kind, acc), dtype=acc)
         else:
             reduced = self._block([(0, n) for n in self.lengths])
         if self.op.into is not None:
             start = self.env[self.op.into]
+            if acc != self.dtype:
+                start = tensor_to_body(start, self.elem).astype(acc)
         else:
-            start = np.full(out_shape, _identity(kind, self.dtype), dtype=self.dtype)
+            start = np.full(out_shape, _identity(kind, acc), dtype=acc)
         if start.shape != out_shape:  # pragma: no cover - guaranteed by the verifier
             raise TCError(
                 f"reference interpreter: 'into' value of {self.op.target.data} has "
                 f"shape {start.shape}, expected {out_shape}"
             )
-        return np.asarray(ufunc(start, reduced, dtype=self.dtype))
+        result = np.asarray(ufunc(start, reduced, dtype=acc))
+        return result if acc == self.dtype else body_to_tensor(result, self.elem)
 
     def _block(self, bounds: list[tuple[int, int]]) -> Array:
         """The (reduced) value over the block `bounds` of the index space.
@@ -257,14 +312,16 @@ class _Comprehension:
                 if axis < self.rank:
                     return np.concatenate(parts, axis=axis)
                 assert self.kind is not None
-                ufunc = _reducer(self.kind, self.dtype)
+                ufunc = _reducer(self.kind, self.acc)
                 acc = parts[0]
                 for p in parts[1:]:
-                    acc = np.asarray(ufunc(acc, p, dtype=self.dtype))
+                    acc = np.asarray(ufunc(acc, p, dtype=self.acc))
                 return acc
         return self._evaluate_block(bounds)
 
     def _evaluate_block(self, bounds: list[tuple[int, int]]) -> Array:
+        """The block's values (tensor dtype), or for a reduction its partial
+        result (accumulator dtype)."""
         args = self.op.body.block.args
         n = len(args)
         shape = tuple(b - a for a, b in bounds)
@@ -281,15 +338,18 @@ class _Comprehension:
                 break
             operands = [self._value(values, v) for v in op.operands]
             result = _evaluate_op(self, op, operands)
-            dt = _storage_dtype(op.results[0].type)
-            values[op.results[0]] = _coerce(result, dt)
+            values[op.results[0]] = body_value(result, op.results[0].type)
         assert yielded is not None, "tc.comprehension body without tc.yield"
-        full = _to_tensor_dtype(np.broadcast_to(yielded, shape), self.dtype)
         if self.kind is None:
+            full = body_to_tensor(np.broadcast_to(yielded, shape), self.elem)
             return np.array(full, dtype=self.dtype)
+        if self.acc == self.dtype:
+            full = _to_tensor_dtype(np.broadcast_to(yielded, shape), self.dtype)
+        else:
+            full = np.broadcast_to(yielded.astype(self.acc), shape)
         axes = tuple(range(self.rank, n))
-        ufunc = _reducer(self.kind, self.dtype)
-        return np.asarray(ufunc.reduce(full, axis=axes, dtype=self.dtype))
+        ufunc = _reducer(self.kind, self.acc)
+        return np.asarray(ufunc.reduce(full, axis=axes, dtype=self.acc))
 
     def _value(self, values: Mapping[SSAValue, Array], v: SSAValue) -> Array:
         if (x := values.get(v)) is not None:
@@ -315,7 +375,9 @@ class _Comprehension:
                     f"but the extent is {extent}"
                 )
         value = np.asarray(tensor[tuple(subs)])
-        return _to_storage(value)
+        t = op.operands[0].type
+        assert isinstance(t, TensorType)
+        return tensor_to_body(value, t.element_type)
 
     def size(self, op: Operation) -> Array:
         name = op.properties["size"].data  # pyright: ignore
@@ -632,6 +694,10 @@ def _float_cast(op: Operation, xs: list[Array]) -> Array:
 def _bitcast(op: Operation, xs: list[Array]) -> Array:
     dt = _result_dtype(op)
     x = xs[0]
+    if isinstance(op.results[0].type, BFloat16Type):  # from i16
+        return from_bfloat16(np.ascontiguousarray(x).view(np.uint16))
+    if isinstance(op.operands[0].type, BFloat16Type):  # to i16
+        return to_bfloat16(x).view(np.int16)
     if x.dtype == dt:
         return x
     if dt == np.bool_ or x.dtype == np.bool_:

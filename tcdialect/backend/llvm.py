@@ -34,7 +34,10 @@ and the converters that are missing or wrong for our pipeline are replaced:
   external global without a value), and initialisers under `external` linkage;
 - a constant-size `llvm.alloca` outside the entry block is emitted at the start
   of the entry block, so an alloca inside a loop (the `tcrt.parallel_for`
-  context struct) does not grow the stack on every iteration.
+  context struct) does not grow the stack on every iteration;
+- `bf16` is LLVM's `bfloat` (`BFloatType`; neither llvmlite 0.50 nor xDSL's
+  type converter has it, so importing this module registers it with the
+  latter), its constants in LLVM's bfloat hex form (`0xR3F80` for 1.0).
 
 Only `llvm.func` and `llvm.mlir.global` may appear at the top level
 (`translate_ops` takes them from several modules: the `gpu.module`s of the
@@ -47,11 +50,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 from llvmlite import ir
+from xdsl.backend.llvm import convert_type as xdsl_convert_type
 from xdsl.backend.llvm.convert_op import convert_op, create_constant
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseArrayBase,
     IntegerAttr,
     IntegerType,
@@ -63,6 +69,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
+from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import nvvm
 
@@ -110,6 +117,31 @@ _ELEMENTWISE_INTRINSICS = frozenset(
 become calls to the intrinsic mangled by that type (`llvm.maxnum.v8f32`)."""
 
 ValueMap = dict[SSAValue, ir.Value]
+
+
+class BFloatType(ir.Type):
+    """LLVM's `bfloat` type, which llvmlite 0.50 lacks."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self) -> str:
+        return "bfloat"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BFloatType)
+
+    def __hash__(self) -> int:
+        return hash(BFloatType)
+
+    def format_constant(self, value: float) -> str:
+        """LLVM's hex form of a bfloat constant: ``0xR`` and its 16 bits."""
+        return f"0xR{int(to_bfloat16(np.float32(value))):04X}"
+
+
+# xDSL's converter (used by `convert_op` for every op it translates) has no
+# bf16: register ours, as its table would list it.
+xdsl_convert_type._TYPE_CONVERTERS[BFloat16Type] = lambda _: BFloatType()  # pyright: ignore[reportPrivateUsage]
 
 
 def translate(module: ModuleOp, *, triple: str | None = None) -> str:
@@ -586,7 +618,7 @@ def _fastmath(attr: llvm.FastMathAttr) -> list[str]:
 def _is_float(t: ir.Type) -> bool:
     if isinstance(t, ir.VectorType):
         t = t.element
-    return isinstance(t, ir.HalfType | ir.FloatType | ir.DoubleType)
+    return isinstance(t, ir.HalfType | BFloatType | ir.FloatType | ir.DoubleType)
 
 
 def _suffix(t: ir.Type) -> str:

@@ -66,6 +66,7 @@ index)`` and the kernel::
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -317,7 +318,9 @@ class _Outliner:
             if GPU_REDUCE in loop.attributes and mapped is not None:
                 parts = _reduction(loop)
                 if parts is not None:
-                    launch.divergent.add(_share_reduction(loop, mapped[1], *parts))
+                    shared = _share_reduction(loop, mapped[1], *parts)
+                    launch.shared.add(shared)
+                    launch.divergent.add(shared)
                     continue
                 mapped = None  # not one reduction: a loop in every thread
             new = _cyclic(loop, mapped)
@@ -431,6 +434,8 @@ class _Launch:
     #: ops whose control flow differs between the threads along x (the
     #: loops of shared reductions, the guards of stores)
     divergent: set[Operation] = field(default_factory=set[Operation])
+    #: the loops of shared reductions (their threads along x share one)
+    shared: set[Operation] = field(default_factory=set[Operation])
 
 
 def _plan(
@@ -458,8 +463,9 @@ def _plan(
 
 
 def _cyclic(op: scf.ParallelOp, mapped: tuple[str, int, int] | None) -> scf.ForOp:
-    """Replace the one-dimensional `scf.parallel` `op` by an `scf.for`, cyclic
-    over the processor `mapped` when given."""
+    """Replace the `scf.parallel` `op` by an `scf.for`, cyclic over the
+    processor `mapped` when given (mapped loops are one-dimensional); an
+    unmapped loop of several dimensions becomes a nest, the first outermost."""
     lbs, ubs, steps = list(op.lowerBound), list(op.upperBound), list(op.step)
     body = op.body.block
     ops: list[Operation] = []
@@ -475,20 +481,25 @@ def _cyclic(op: scf.ParallelOp, mapped: tuple[str, int, int] | None) -> scf.ForO
         ]
         lbs[0], steps[0] = lb.result, st.result
     Rewriter.insert_op(ops, InsertPoint.before(op))
-    if len(lbs) != 1:
-        raise TCError(
-            "convert-parallel-loops-to-gpu: a multi-dimensional scf.parallel "
-            "(affine-gpu-map makes one-dimensional ones)"
-        )
     terminator = body.last_op
     if isinstance(terminator, scf.ReduceOp):
         terminator.detach()
         terminator.erase()
     body.add_op(scf.YieldOp())
-    region = op.detach_region(op.body)
-    loop = scf.ForOp(lbs[0], ubs[0], steps[0], [], region)
-    Rewriter.replace_op(op, loop)
-    return loop
+    loops = [
+        scf.ForOp(lb, ub, st, [], Region(Block(arg_types=[IndexType()])))
+        for lb, ub, st in zip(lbs, ubs, steps, strict=True)
+    ]
+    for iv, loop in zip(body.args, loops, strict=True):
+        loop.body.block.args[0].name_hint = iv.name_hint
+        iv.replace_all_uses_with(loop.body.block.args[0])
+    for o in list(body.ops):  # the innermost loop takes the body
+        o.detach()
+        loops[-1].body.block.add_op(o)
+    for outer, inner in itertools.pairwise(loops):
+        outer.body.block.add_ops([inner, scf.YieldOp()])
+    Rewriter.replace_op(op, loops[0])
+    return loops[0]
 
 
 #: The identity of each combining op of a reduction (`poly.scop`'s list).
@@ -695,7 +706,7 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
             then.insert_op_before(op, then.last_op)
 
     def holds_threads(op: Operation) -> bool:
-        return any(o in thread_loops for o in op.walk())
+        return any(o in thread_loops or o in launch.shared for o in op.walk())
 
     def region(block: Block, warp: bool) -> None:
         """Synchronise the ops of `block`: with `gpu.barrier`s, or with warp

@@ -58,6 +58,35 @@ Details (beyond docs/pipeline.md):
   the element being written (or any reduction statement that reads its
   target) reads a snapshot: `memref.alloc` + copy nest before the statement,
   `memref.dealloc` right after it.
+* A reduction into a 16-bit float tensor (`f16`, `bf16`) accumulates in
+  f32, as `tc.comprehension` specifies: a temporary f32 buffer of the
+  target's shape (`memref.alloc`, named ``<T>_acc``) is filled with the
+  identity (``op=!``) or the target extended with `arith.extf` (``op=``);
+  the reduction nest combines `arith.extf` of the yielded value into it;
+  a last nest stores its `arith.truncf` into the target, and the buffer is
+  deallocated. For ``S(i) +=! X(i, r)`` with f16 `S` and `X`::
+
+      affine.parallel (%i) = (0) to (symbol(%N)) {
+        %zero = arith.constant 0.0 : f32
+        affine.store %zero, %S_acc[%i] : memref<?xf32>
+      }
+      affine.parallel (%i) = (0) to (symbol(%N)) {
+        affine.for %r = 0 to %R {
+          %x = affine.load %X[%i, %r] : memref<?x?xf16>
+          %w = arith.extf %x : f16 to f32
+          %a = affine.load %S_acc[%i] : memref<?xf32>
+          %s = arith.addf %a, %w fastmath<reassoc> : f32
+          affine.store %s, %S_acc[%i] : memref<?xf32>
+        }
+      }
+      affine.parallel (%i) = (0) to (symbol(%N)) {
+        %a = affine.load %S_acc[%i] : memref<?xf32>
+        %h = arith.truncf %a : f32 to f16
+        affine.store %h, %S[%i] : memref<?xf16>
+      }
+      memref.dealloc %S_acc : memref<?xf32>
+
+  (a 32-bit reduction is also what the GPU lowering's warp shuffles take).
 * `tc.builtin`: ``fdim`` → `arith.cmpf ugt` + `arith.subf` + `arith.select`
   (NaN propagates); ``erfc``, ``exp10``, ``hypot``, ``fmod`` → `func.call`
   of the C function (``erfcf``/``erfc`` for f32/f64 ...), declared once per
@@ -79,6 +108,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     ArrayAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -115,7 +145,12 @@ def _memref_type(t: tc.TensorType) -> MemRefType:
 
 
 def _is_float(t: Attribute) -> bool:
-    return isinstance(t, Float16Type | Float32Type | Float64Type)
+    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def _is_half(t: Attribute) -> bool:
+    """A 16-bit float: reductions into it accumulate in f32."""
+    return isinstance(t, Float16Type | BFloat16Type)
 
 
 def _int_const(value: int, t: IntegerType) -> arith.ConstantOp:
@@ -691,10 +726,22 @@ class _DefLowering:
         zero_idx = self.materialize(b, SizeExpr.lit(0)) if dims else None
 
         out_extents = [hi for _, hi in ranges[:rank]]
+        # Where the reduction accumulates: the target, or for a 16-bit float
+        # target an f32 buffer of its shape.
+        acc_buf, acc_elem = t.buffer, elem
+        if kind is not None and _is_half(elem):
+            acc_elem = Float32Type()
+            acc_type = tc.TensorType(list(t.type.extents), acc_elem)
+            acc_buf = self.alloc(b, acc_type, f"{t.name}_acc")
+            if not op.init:
+                ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
+                x = ib.insert(taffine.LoadOp(t.buffer, ivs)).result
+                wide = ib.insert(arith.ExtFOp(x, acc_elem)).result
+                ib.insert(taffine.StoreOp(wide, acc_buf, ivs))
         if kind is not None and op.init:
             ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
-            ident = ib.insert(_identity(kind, elem)).result
-            ib.insert(taffine.StoreOp(ident, t.buffer, ivs))
+            ident = ib.insert(_identity(kind, acc_elem)).result
+            ib.insert(taffine.StoreOp(ident, acc_buf, ivs))
 
         # Bounds that need arith ops are computed before the nest.
         red_bounds = [
@@ -737,9 +784,17 @@ class _DefLowering:
         if kind is None:
             ib.insert(taffine.StoreOp(result, t.buffer, out_ivs))
         else:
-            acc = ib.insert(taffine.LoadOp(t.buffer, out_ivs)).result
-            new = ib.insert(_combine(kind, elem, acc, result)).results[0]
-            ib.insert(taffine.StoreOp(new, t.buffer, out_ivs))
+            if acc_elem != elem:
+                result = ib.insert(arith.ExtFOp(result, acc_elem)).result
+            acc = ib.insert(taffine.LoadOp(acc_buf, out_ivs)).result
+            new = ib.insert(_combine(kind, acc_elem, acc, result)).results[0]
+            ib.insert(taffine.StoreOp(new, acc_buf, out_ivs))
+        if acc_buf is not t.buffer:
+            ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
+            x = ib.insert(taffine.LoadOp(acc_buf, ivs)).result
+            narrow = ib.insert(arith.TruncFOp(x, elem)).result
+            ib.insert(taffine.StoreOp(narrow, t.buffer, ivs))
+            b.insert(memref.DeallocOp.get(acc_buf))
         if snapshot is not None:
             b.insert(memref.DeallocOp.get(snapshot))
 

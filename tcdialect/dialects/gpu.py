@@ -107,6 +107,7 @@ from xdsl.traits import (
     IsolatedFromAbove,
     IsTerminator,
     NoTerminator,
+    Pure,
     SymbolOpInterface,
     SymbolTable,
 )
@@ -568,6 +569,7 @@ class _DimOp(IRDLOperation):
     dimension = prop_def(DimensionAttr)
     result = result_def(IndexType)
     assembly_format = "$dimension attr-dict"
+    traits = traits_def(Pure())  # as in MLIR: CSE merges repeated queries
 
     def __init__(self, dim: str):
         super().__init__(
@@ -611,6 +613,7 @@ class LaneIdOp(IRDLOperation):
     name = "gpu.lane_id"
     result = result_def(IndexType)
     assembly_format = "attr-dict"
+    traits = traits_def(Pure())
 
     def __init__(self):
         super().__init__(result_types=[IndexType()])

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -99,7 +100,9 @@ def _count(n: int, noun: str) -> str:
 
 
 def _is_element_type(t: Attribute) -> bool:
-    return isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type)
+    return isinstance(
+        t, IntegerType | Float16Type | BFloat16Type | Float32Type | Float64Type
+    )
 
 
 # ----------------------------------------------------------- size expressions
@@ -425,6 +428,11 @@ class ComprehensionOp(IRDLOperation):
           ...
           tc.yield %v : f32
         }
+
+    A reduction into a 16-bit float tensor (`f16`, `bf16`) accumulates in
+    f32: the starting value (identity or ``into``) and every yielded value
+    are extended to f32, combined in f32, and each element is rounded to the
+    16-bit type once, when the reduction is complete.
     """
 
     name = "tc.comprehension"

@@ -25,6 +25,7 @@ SCALAR_TYPES: dict[str, str] = {
     "uint32": "uint32",
     "uint64": "uint64",
     "float16": "float16",
+    "bfloat16": "bfloat16",  # ext
     "float32": "float32",
     "float": "float32",
     "float64": "float64",

@@ -9,17 +9,36 @@ semantics made explicit:
 * integer ``/`` and ``%`` round toward negative infinity and give 0 when the
   divisor is 0 (a `select` guards the divisor, so nothing can trap);
 * operands are converted to the promoted type of each operator, and the
-  value stored is converted to the target's element type.
+  value stored is converted to the target's element type;
+* 16-bit floats (`f16`, `bf16`; docs/language-notes.md, "16-bit floats"):
+  `+ - * /`, negation, comparisons, `min`/`max` and `?:` are ops on the
+  16-bit type itself (each result rounded to it); builtins and float ``%``
+  extend their operands to f32, compute in f32 and truncate the result
+  once; conversions between a 16-bit float and anything but f32 go through
+  f32; a float literal that meets a 16-bit operand is a 16-bit constant
+  (its float32 value rounded).
+
+For example ``Y(i) = exp(X(i)) * 0.5`` with `X` float16 gives::
+
+    %x = tc.read %X[%i] : !tc.tensor<[N], f16>
+    %0 = arith.extf %x : f16 to f32
+    %1 = math.exp %0 : f32
+    %2 = arith.truncf %1 : f32 to f16
+    %3 = arith.constant 5.000000e-01 : f16
+    %4 = arith.mulf %2, %3 : f16
+    tc.yield %4 : f16
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -34,6 +53,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from tcdialect.bfloat16 import round_to_bfloat16
 from tcdialect.diagnostics import Diagnostic, TCError
 from tcdialect.dialects import tc
 from tcdialect.frontend import ast
@@ -43,8 +63,10 @@ from tcdialect.frontend.sema import (
     CheckedProgram,
     CheckedStatement,
     is_float,
+    is_float_literal,
+    is_half,
     is_unsigned,
-    promote,
+    operands_type,
     width,
 )
 
@@ -57,7 +79,21 @@ def element_type(t: str) -> Attribute:
         return IntegerType(width(t), Signedness.UNSIGNED)
     if t.startswith("int"):
         return IntegerType(width(t))
+    if t == "bfloat16":
+        return BFloat16Type()
     return {16: Float16Type(), 32: Float32Type(), 64: Float64Type()}[width(t)]
+
+
+def float_value(value: float, t: str) -> float:
+    """`value` rounded to float type `t` (through float32 for a 16-bit one)."""
+    if t == "float64":
+        return value
+    v32 = np.float32(value)
+    if t == "float16":
+        return float(np.float16(v32))
+    if t == "bfloat16":
+        return float(round_to_bfloat16(v32))
+    return float(v32)
 
 
 def value_type(t: str) -> Attribute:
@@ -142,7 +178,8 @@ class _BodyGen:
     def const(self, value: int | float | bool, t: str) -> SSAValue:
         vt = value_type(t)
         if is_float(t):
-            return self.op(arith.ConstantOp(FloatAttr(float(value), vt)))  # type: ignore[arg-type]
+            v = float_value(float(value), t)
+            return self.op(arith.ConstantOp(FloatAttr(v, vt)))  # type: ignore[arg-type]
         v = int(value)
         if t == "bool":
             v = 1 if value else 0
@@ -158,6 +195,9 @@ class _BodyGen:
     def convert(self, v: SSAValue, src: str, dst: str) -> SSAValue:
         if src == dst:
             return v
+        if dst != "bool" and "float32" not in (src, dst):
+            if is_half(src) or is_half(dst):
+                return self.convert(self.convert(v, src, "float32"), "float32", dst)
         dt = value_type(dst)
         if dst == "bool":
             zero = self.const(0, src)
@@ -188,6 +228,8 @@ class _BodyGen:
     def value(self, e: ast.Expr, want: str | None = None) -> SSAValue:
         """Emit `e` and convert it to type `want` (default: its own type)."""
         t = self.st.type_of(e)
+        if want is not None and is_half(want) and is_float_literal(e):
+            return self.const(_literal(e), want)
         v = self._value(e, t)
         return self.convert(v, t, want) if want is not None else v
 
@@ -216,7 +258,7 @@ class _BodyGen:
                 cls = arith.AndIOp if e.op == "&&" else arith.OrIOp
                 return self.op(cls(self.value(a, "bool"), self.value(b, "bool")))
             case ast.Binary(op="==" | "!=" | "<" | ">" | "<=" | ">=", lhs=a, rhs=b):
-                ct = promote(self.st.type_of(a), self.st.type_of(b))
+                ct = operands_type(a, self.st.type_of(a), b, self.st.type_of(b))
                 x, y = self.value(a, ct), self.value(b, ct)
                 if is_float(ct):
                     return self.op(arith.CmpfOp(x, y, _CMP_F[e.op]))
@@ -242,10 +284,19 @@ class _BodyGen:
             case _:  # pragma: no cover
                 raise AssertionError(f"unexpected expression {e!r}")
 
+    def in_float32(
+        self, t: str, args: list[SSAValue], make: Callable[[list[SSAValue]], Operation]
+    ) -> SSAValue:
+        """`make(args)`, computed in f32 and truncated when `t` is 16-bit."""
+        if not is_half(t):
+            return self.op(make(args))
+        wide = [self.convert(a, t, "float32") for a in args]
+        return self.convert(self.op(make(wide)), "float32", t)
+
     def arith(self, op: str, x: SSAValue, y: SSAValue, t: str) -> SSAValue:
         if is_float(t):
             if op == "%":
-                return self.op(tc.BuiltinOp("fmod", [x, y]))
+                return self.in_float32(t, [x, y], lambda a: tc.BuiltinOp("fmod", a))
             cls = {
                 "+": arith.AddfOp,
                 "-": arith.SubfOp,
@@ -305,13 +356,7 @@ class _BodyGen:
             subs = [self.subscript(a) for a in e.args]
             return self.op(tc.ReadOp(self.values[n], subs))
         args = [self.value(a, t) for a in e.args]
-        if n in _UNARY_MATH:
-            return self.op(_UNARY_MATH[n](args[0]))
-        if n in _BINARY_MATH:
-            return self.op(_BINARY_MATH[n](args[0], args[1]))
-        if n == "fma":
-            return self.op(math.FmaOp(args[0], args[1], args[2]))
-        return self.op(tc.BuiltinOp(n, args))
+        return self.in_float32(t, args, lambda a: _builtin_op(n, a))
 
     # --------------------------------------------------------- subscripts
     def is_index_expr(self, e: ast.Expr) -> bool:
@@ -374,6 +419,25 @@ class _BodyGen:
         st = self.st
         v = self.value(st.stmt.rhs, st.elem)
         self.b.insert(tc.YieldOp(v))
+
+
+def _builtin_op(name: str, args: list[SSAValue]) -> Operation:
+    """The op computing builtin `name` on `args` (all of one float type)."""
+    if name in _UNARY_MATH:
+        return _UNARY_MATH[name](args[0])
+    if name in _BINARY_MATH:
+        return _BINARY_MATH[name](args[0], args[1])
+    if name == "fma":
+        return math.FmaOp(args[0], args[1], args[2])
+    return tc.BuiltinOp(name, args)
+
+
+def _literal(e: ast.Expr) -> float:
+    """The value of a (negated) float literal."""
+    if isinstance(e, ast.Unary):
+        return -_literal(e.operand)
+    assert isinstance(e, ast.FloatLit)
+    return e.value
 
 
 def _nonzero_constant(v: SSAValue) -> bool:

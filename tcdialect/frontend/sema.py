@@ -58,11 +58,18 @@ LATER_BUILTINS = frozenset(
 # --------------------------------------------------------------------- types
 
 INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-FLOAT_TYPES = ("float16", "float32", "float64")
+FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
+#: The 16-bit floats: stored in 16 bits, computed as docs/language-notes.md
+#: ("16-bit floats") says.
+HALF_TYPES = ("float16", "bfloat16")
 
 
 def is_float(t: str) -> bool:
     return t in FLOAT_TYPES
+
+
+def is_half(t: str) -> bool:
+    return t in HALF_TYPES
 
 
 def is_int(t: str) -> bool:
@@ -74,16 +81,21 @@ def is_unsigned(t: str) -> bool:
 
 
 def width(t: str) -> int:
-    return 1 if t == "bool" else int(t.lstrip("uintfloat"))
+    return 1 if t == "bool" else int(t.lstrip("buintfloat"))
 
 
 def promote(a: str, b: str) -> str:
-    """Binary-operator promotion (TC-LANGUAGE.md §4.3)."""
+    """Binary-operator promotion (TC-LANGUAGE.md §4.3).
+
+    Of two floats the wider wins; float16 with bfloat16 (neither holds the
+    other's values) gives float32."""
     if a == b:
         return a
     if is_float(a) or is_float(b):
         if is_float(a) and is_float(b):
-            return a if width(a) >= width(b) else b
+            if width(a) == width(b):
+                return "float32"
+            return a if width(a) > width(b) else b
         return a if is_float(a) else b
     w = max(width(a), width(b), 8)
     if a == "bool":
@@ -97,6 +109,33 @@ def promote(a: str, b: str) -> str:
 def converts_implicitly(src: str, dst: str) -> bool:
     """Whether a value of type `src` may be stored into `dst` without a cast."""
     return promote(src, dst) == dst
+
+
+def _unnegated(e: ast.Expr) -> ast.Expr:
+    while isinstance(e, ast.Unary) and e.op == "-":
+        e = e.operand
+    return e
+
+
+def is_float_literal(e: ast.Expr) -> bool:
+    """A floating literal, possibly negated (``1.5``, ``-(2e3)``)."""
+    return isinstance(_unnegated(e), ast.FloatLit)
+
+
+def is_literal(e: ast.Expr) -> bool:
+    """A numeric literal, possibly negated."""
+    return isinstance(_unnegated(e), ast.FloatLit | ast.IntLit)
+
+
+def operands_type(a: ast.Expr, ta: str, b: ast.Expr, tb: str) -> str:
+    """The type two operands `a: ta` and `b: tb` are computed in: `promote`,
+    except that a float literal takes the type of a 16-bit float operand
+    (``h * 0.5`` stays float16, as a literal would in PyTorch)."""
+    if is_half(tb) and is_float_literal(a):
+        return tb
+    if is_half(ta) and is_float_literal(b):
+        return ta
+    return promote(ta, tb)
 
 
 # --------------------------------------------------------------- the model
@@ -292,8 +331,6 @@ class _DefChecker:
     def header(self) -> CheckedDef:
         inputs: list[Tensor] = []
         for p in self.node.params:
-            if p.elem_type == "float16":
-                self.diag.error("float16 is not supported yet", p.type_span)
             extents: list[SizeExpr] = []
             for d in p.dims:
                 if isinstance(d.value, int):
@@ -314,9 +351,6 @@ class _DefChecker:
         outputs: list[Tensor] = []
         for o in self.node.outputs:
             annotation = o.elem_type
-            if annotation == "float16":
-                self.diag.error("float16 is not supported yet", o.span)
-                annotation = None  # reported; check the body as if unannotated
             if self.declare(o.name.name, o.name.span, "output"):
                 t = Tensor(
                     o.name.name,
@@ -718,8 +752,6 @@ class _StmtChecker:
                 return self.access(e)
             case ast.Cast(to=to, operand=o):
                 self.expr(o)
-                if to == "float16":
-                    self.error("float16 is not supported yet", e.span)
                 return to
             case ast.Unary(op="!", operand=o):
                 t = self.expr(o)
@@ -748,7 +780,7 @@ class _StmtChecker:
                 self.expr(b)
                 return "bool"
             case ast.Binary(op=op, lhs=a, rhs=b):  # + - * / %
-                t = promote(self.expr(a), self.expr(b))
+                t = operands_type(a, self.expr(a), b, self.expr(b))
                 if t == "bool":
                     self.error(
                         f"'{op}' needs numeric operands but both are bool; "
@@ -757,14 +789,14 @@ class _StmtChecker:
                     )
                 return t
             case ast.MinMax(lhs=a, rhs=b):
-                return promote(self.expr(a), self.expr(b))
+                return operands_type(a, self.expr(a), b, self.expr(b))
             case ast.Ternary(cond=c, then=t, other=o):
                 ct = self.expr(c)
                 if ct != "bool":
                     self.error(
                         f"the condition of '?:' must be bool but found {ct}", c.span
                     )
-                return promote(self.expr(t), self.expr(o))
+                return operands_type(t, self.expr(t), o, self.expr(o))
             case _:  # pragma: no cover - the parser builds nothing else
                 raise AssertionError(f"unexpected expression {e!r}")
 
@@ -823,16 +855,20 @@ class _StmtChecker:
                     f"but {len(e.args)} {'were' if len(e.args) != 1 else 'was'} given",
                     e.span,
                 )
-            result = "float32"
+            # Float arguments promote together; an integer argument counts as
+            # float32, a literal as nothing (`pow(h, 2)` stays float16).
+            result: str | None = None
             for a in e.args:
                 t = self.expr(a)
                 if t == "bool":
                     self.error(
                         f"builtin '{n}' needs numeric arguments but found bool", a.span
                     )
-                if is_float(t):
-                    result = promote(result, t)
-            return result
+                if is_literal(a):
+                    continue
+                arg = t if is_float(t) else "float32"
+                result = arg if result is None else promote(result, arg)
+            return result or "float32"
         if n in LATER_BUILTINS:
             self.error(f"builtin '{n}' is not supported yet", e.callee.span)
             return "float32"
@@ -881,7 +917,8 @@ class _StmtChecker:
         s = self.stmt
         if target.elem is None:
             return rhs
-        if not converts_implicitly(rhs, target.elem):
+        literal = is_half(target.elem) and is_float_literal(s.rhs)
+        if not literal and not converts_implicitly(rhs, target.elem):
             self.error(
                 f"cannot assign a value of type {rhs} to '{target.name}' of type "
                 f"{target.elem} without an explicit cast",

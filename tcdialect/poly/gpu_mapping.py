@@ -8,26 +8,36 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    `_fuse`: `max`, `preserve3coincident` or `min`); a shared outer loop of
    `max` becomes an outermost band of its own.
 2. Each outermost band is tiled with `mapping.tile` (member `k` by `tile[k]`,
-   0 = not tiled), or, when `tile` is None, every leading coincident member
-   by `DEFAULT_TILE` and the others not at all. A tile never exceeds its
-   member's extent when that is a known number.
-3. The leading coincident members of the tile band go to blocks and those of
-   the point band to threads, innermost first: the innermost such member
-   is `x`, so consecutive threads touch consecutive elements of the
-   unit-stride subscript (the scheduler puts it innermost). At most
-   `len(grid)` members go to blocks and `len(block)` to threads; the outer
-   ones left over stay loops. The mapping is cyclic (code generation turns a
-   mapped loop into a loop starting at the block or thread index and
-   stepping by the grid or block size), so every size is correct.
+   0 = not tiled), or, when `tile` is None, the innermost `len(block)`
+   leading coincident members (those that go to threads) by `DEFAULT_TILE`,
+   the outer leading coincident members by 1 (each of their values is a
+   tile of its own, for the blocks), the others not at all. A tile never
+   exceeds its member's extent when that is a known number.
+3. The outermost leading coincident members of the tile band go to blocks
+   (at most `len(grid)`; further ones stay loops in each block) and the
+   innermost leading coincident members of the point band to threads (at
+   most `len(block)`; outer ones stay loops in each thread), the innermost
+   on `x` in both, so consecutive threads touch consecutive elements of the
+   unit-stride subscript (the scheduler puts it innermost). For a grouped
+   convolution `O(n, g, f, h, w)` with the default 32 x 8 block: blocks on
+   `n, g` (tiles of 1), threads on `h, w` (tiles of 32), `f` a loop in each
+   thread. The mapping is cyclic (code generation turns a mapped loop into
+   a loop starting at the block or thread index and stepping by the grid or
+   block size), so every size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
-   when the band has one leading coincident member, a row reduction): when
+   when the band has at most one leading coincident member, a row
+   reduction): when
    the member after the leading coincident ones walks only reduction
    dimensions (`_reduces_along`), it goes to the threads along x, a warp of
    them (`WARP`), marked `/reduce`, and the leading members to y and z.
    `convert-parallel-loops-to-gpu` turns each such loop whose body is one
    reduction into per-thread partial results combined across the warp.
-5. A band with no leading coincident member (a whole-tensor reduction) is
-   not mapped: its nest runs in one thread.
+5. A band with no leading coincident member is not mapped (its nest runs
+   in one thread), unless its first member walks reduction dimensions only
+   (a whole-tensor reduction) and reductions are mapped (by default): then
+   a warp of one block shares it (`/reduce` on `thread_x`). Combining the
+   partial results of several blocks (atomics or a second kernel) is not
+   done yet.
 
 A mark is an isl mark node named ``map@<d>:<p>=<n>,...`` above a band whose
 first member is at schedule depth `d`: one `<p>=<n>` per member, `p` the
@@ -65,6 +75,8 @@ DEFAULT_TILE = 32
 #: The threads that share a reduction member: one warp, so that the partial
 #: results combine with shuffles within it.
 WARP = 32
+#: Threads in a block on every CUDA GPU.
+MAX_THREADS = 1024
 AXES = ("x", "y", "z")
 
 
@@ -188,15 +200,30 @@ def _map_band(
     reductions: dict[str, Reduction],
 ) -> isl.ScheduleNode:
     """Tile and mark the outermost band `node`; returns a node of the tree."""
-    lead = min(_leading_coincident(node), 3)
-    if lead == 0 or not node.band_get_permutable():
-        return node
+    lead = _leading_coincident(node)
     n = node.band_n_member()
-    want = mapping.reductions if mapping.reductions is not None else lead == 1
+    want = mapping.reductions if mapping.reductions is not None else lead <= 1
+    if lead == 0:
+        # A whole-tensor reduction: the threads of one block share it.
+        if not (want and _reduces_along(node, 0, scop, reductions)):
+            return node
+        first = _split(node, 1)
+        mark = format_mark(
+            first.get_schedule_depth(), [MemberMap("thread_x", WARP, True)]
+        )
+        return first.insert_mark(isl.Id(mark)).child(0)
+    if not node.band_get_permutable():
+        return node
     reduce = want and lead < n and _reduces_along(node, lead, scop, reductions)
     extents = [_member_extent(node, k) for k in range(n)]
+    # The innermost leading members go to threads (y and z only when x
+    # shares a reduction), the others to blocks only.
+    threads = min(lead, len(mapping.block) - (1 if reduce else 0))
     if mapping.tile is None:
-        sizes = [DEFAULT_TILE if k < lead else 0 for k in range(n)]
+        sizes = [
+            (DEFAULT_TILE if k >= lead - threads else 1) if k < lead else 0
+            for k in range(n)
+        ]
     else:
         sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
     sizes = [
@@ -208,24 +235,28 @@ def _map_band(
     tiled = _tile(node, sizes)
     point = node
     if tiled is not None:
-        # The tile band holds the tiled members; its leading coincident ones
-        # go to blocks (a grid size is always the option's: tiles are many).
+        # The tile band holds the tiled members; its outermost leading
+        # coincident ones go to blocks (a grid size is always the option's:
+        # tiles are many), the others stay loops in each block.
         n_tiled = tiled.band_n_member()
-        tile_lead = min(_leading_coincident(tiled), 3)
+        grid = min(_leading_coincident(tiled), len(mapping.grid))
         point = tiled.child(0)
-        if tile_lead:
-            blocks = _mark(
-                _split(tiled, tile_lead), "block", [0] * tile_lead, mapping.grid
-            )
+        if grid:
+            blocks = _mark(_split(tiled, grid), "block", [0] * grid, mapping.grid)
             point = blocks.child(0)
-            if tile_lead < n_tiled:
+            if grid < n_tiled:
                 point = point.child(0)
     point = _split(point, lead)
     if not reduce:
         return _mark(point, "thread", spans, mapping.block)
     # Threads along x share the reduction member (a warp: the reduction is
     # combined with shuffles); the parallel members go to y and z.
-    point = _mark(point, "thread", spans, (WARP, *mapping.block[1:]), first_axis=1)
+    limits = [WARP]
+    room = MAX_THREADS // WARP  # the block's threads along y and z
+    for b in mapping.block[1:]:
+        limits.append(max(1, min(b, room)))
+        room //= limits[-1]
+    point = _mark(point, "thread", spans, limits, first_axis=1)
     rest = _split(point.child(0), 1)
     mark = format_mark(rest.get_schedule_depth(), [MemberMap("thread_x", WARP, True)])
     return rest.insert_mark(isl.Id(mark)).child(0)

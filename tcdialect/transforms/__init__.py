@@ -72,6 +72,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AffineGpuMapPass
 
+    def get_affine_gpu_promote() -> type[ModulePass]:
+        from tcdialect.transforms.affine_gpu_promote import AffineGpuPromotePass
+
+        return AffineGpuPromotePass
+
+    def get_unroll_inner_loops() -> type[ModulePass]:
+        from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
+
+        return UnrollInnerLoopsPass
+
     def get_register_tile() -> type[ModulePass]:
         from tcdialect.transforms.register_tile import RegisterTilePass
 
@@ -113,6 +123,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "collapse-dims": get_collapse_dims,
         "affine-isl-schedule": get_affine_isl_schedule,
         "affine-gpu-map": get_affine_gpu_map,
+        "affine-gpu-promote": get_affine_gpu_promote,
+        "unroll-inner-loops": get_unroll_inner_loops,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
         "fuse-sibling-loops": get_fuse_sibling_loops,

@@ -4,7 +4,13 @@ Each kernel is TC source, parsed with `parse_tc` and evaluated by the NumPy
 reference interpreter on small random inputs (fixed seeds, a few sizes each:
 odd ones, and a 0 extent where natural), and compared against a NumPy
 expression written by hand and evaluated in float64. Tolerances grow with the
-length of the reductions involved.
+length of the reductions involved (kernels in 16-bit floats give their own).
+
+The 16-bit kernels (`float16_*`, `bf16_*`) also run, like every kernel, in the
+CPU, GPU-simulator and PTX catalogs, which compare with the reference to
+float32 precision (`bfloat16` outputs, uint16 bit patterns, exactly): their
+inputs are chosen so that every backend rounds to the same 16-bit values
+(see `bf16_softmax_inputs`).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from tcdialect import reference
+from tcdialect.bfloat16 import from_bfloat16, round_to_bfloat16, to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.frontend import parse_tc
 
@@ -42,8 +49,12 @@ class Kernel:
     #: Effective reduction length, for the tolerance.
     red: Callable[[Sizes], int] = lambda s: 1
     entry: str | None = None
-    #: Output dtypes (float32 for every output when None).
+    #: Output dtypes (float32 for every output when None; "bfloat16" for the
+    #: uint16 bit patterns of a bfloat16 output).
     dtypes: tuple[str, ...] | None = None
+    #: Relative and absolute tolerance against the float64 expectation
+    #: (from the reduction length when None).
+    rtol: float | None = None
 
 
 def U(rng: np.random.Generator, *shape: int) -> Arr:
@@ -103,6 +114,35 @@ def avgpool2(I: Arr) -> Arr:
 def softmax(I: Arr) -> Arr:
     e = np.exp(I - I.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def quarters(rng: np.random.Generator, *shape: int) -> Arr:
+    """float16 multiples of 1/4 in [-1, 1]: their products and sums of up to
+    127 products are exact in float16, and float32 sums in any order."""
+    return (rng.integers(-4, 5, shape) / 4).astype(np.float16)
+
+
+def bf16_softmax_inputs(rng: np.random.Generator, sizes: Sizes) -> list[Arr]:
+    """Rows of bfloat16 values in [-2, 2] (bit patterns) for which every
+    backend computes the same bfloat16 softmax.
+
+    The differences from the row maximum are exact bfloat16 values in
+    [-4, 0]; their exps, in [2^-6, 1], are rounded to bfloat16, and a row is
+    redrawn until no exp lies within 2^-16 (relative) of a rounding boundary,
+    so float32 exps that differ by a few ulps (CPU polynomials, libdevice,
+    NumPy) round alike. The rounded exps are multiples of 2^-13, so their
+    float32 sum is exact in any order, and the rest is correctly rounded.
+    """
+    n, c = sizes["N"], sizes["C"]
+    rows: list[Arr] = []
+    while len(rows) < n:
+        x = round_to_bfloat16(rng.uniform(-2.0, 2.0, c))
+        d = round_to_bfloat16(x - x.max()) if c else x
+        m, _ = np.frexp(np.exp(d.astype(np.float64)))
+        scaled = m * 256.0  # the 8 significant bits of bfloat16 and the rest
+        if np.all(np.abs(scaled - np.floor(scaled) - 0.5) > 2.0**-8):
+            rows.append(x)
+    return [to_bfloat16(np.array(rows, np.float32).reshape(n, c))]
 
 
 def moments(x: Arr, axes: tuple[int, ...]) -> tuple[Arr, Arr]:
@@ -912,6 +952,72 @@ KERNELS: list[Kernel] = [
         [{"N": 31}],
         dtypes=("int32", "int32"),
     ),
+    Kernel(
+        "float16_elementwise",
+        """
+        def f16_elementwise(float16(N) X, float16(N) Y, float16 a) -> (Z, R, D) {
+            Z(i) = a * X(i) + Y(i) * 0.5
+            R(i) = max(X(i) - Y(i), 0.0) / 3.0
+            D(i) = float(X(i)) * float(Y(i))
+        }
+        """,
+        lambda r, s: [
+            U(r, s["N"]).astype(np.float16),
+            U(r, s["N"]).astype(np.float16),
+            np.asarray(1.25, np.float16),
+        ],
+        lambda X, Y, a: (a * X + Y * 0.5, np.maximum(X - Y, 0.0) / 3.0, X * Y),
+        [{"N": 1}, {"N": 37}, {"N": 0}],
+        dtypes=("float16", "float16", "float32"),
+        rtol=2e-3,
+    ),
+    Kernel(
+        "float16_matmul",
+        """
+        def f16_matmul(float16(M, K) A, float16(K, N) B) -> (C) {
+            C(m, n) +=! A(m, r_k) * B(r_k, n)
+        }
+        """,
+        lambda r, s: [quarters(r, s["M"], s["K"]), quarters(r, s["K"], s["N"])],
+        lambda A, B: A @ B,
+        [{"M": 5, "K": 13, "N": 7}, {"M": 2, "K": 0, "N": 3}],
+        dtypes=("float16",),
+        rtol=1e-6,
+    ),
+    Kernel(
+        "bf16_softmax",
+        """
+        def bf16_softmax(bfloat16(N, C) I) -> (O, mx, ssum) {
+            mx(n) max=! I(n, r_c)
+            e(n, c) = exp(I(n, c) - mx(n))
+            ssum(n) +=! e(n, r_c)
+            O(n, c) = e(n, c) / ssum(n)
+        }
+        """,
+        bf16_softmax_inputs,
+        lambda I: (
+            softmax(from_bfloat16(I).astype(np.float64)),
+            from_bfloat16(I).max(axis=1),
+            np.exp(from_bfloat16(I) - from_bfloat16(I).max(axis=1, keepdims=True)).sum(
+                1
+            ),
+        ),
+        [{"N": 3, "C": 7}, {"N": 5, "C": 33}],
+        dtypes=("bfloat16", "bfloat16", "bfloat16"),
+        rtol=2e-2,
+    ),
+    Kernel(
+        "bf16_matvec",
+        """
+        def bf16_matvec(bfloat16(M, K) A, float(K) x) -> (y) {
+            y(m) +=! A(m, r_k) * x(r_k)
+        }
+        """,
+        lambda r, s: [to_bfloat16(U(r, s["M"], s["K"])), U(r, s["K"])],
+        lambda A, x: from_bfloat16(A).astype(np.float64) @ x,
+        [{"M": 6, "K": 50}, {"M": 3, "K": 0}],
+        red=lambda s: s["K"],
+    ),
 ]
 
 
@@ -965,11 +1071,15 @@ def test_catalog(kernel: Kernel, sizes: Sizes) -> None:
     assert len(outputs) == len(expected)
     dtypes = kernel.dtypes or ("float32",) * len(expected)
     red = max(1, kernel.red(sizes))
-    rtol = 1e-5 * math.sqrt(red) + 2e-6
+    rtol = kernel.rtol or 1e-5 * math.sqrt(red) + 2e-6
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
         want = np.asarray(want)
         assert isinstance(got, np.ndarray), f"output {i}"
-        assert got.dtype == np.dtype(dtypes[i]), f"output {i}"
+        if dtypes[i] == "bfloat16":
+            assert got.dtype == np.uint16, f"output {i}"
+            got = from_bfloat16(got)
+        else:
+            assert got.dtype == np.dtype(dtypes[i]), f"output {i}"
         assert got.shape == want.shape, f"output {i}"
         if got.dtype.kind == "f":
             np.testing.assert_allclose(

@@ -492,18 +492,6 @@ def test_scalar_inputs() -> None:
     )
 
 
-def test_float16_is_not_supported_yet() -> None:
-    error("def f(float16(N) X) -> (Y) { Y(n) = X(n) }", "float16 is not supported yet")
-    error(
-        "def f(float(N) X) -> (float16 Y) { Y(n) = X(n) }",
-        "float16 is not supported yet",
-    )
-    error(
-        "def f(float(N) X) -> (Y) { Y(n) = float16(X(n)) }",
-        "float16 is not supported yet",
-    )
-
-
 # ------------------------------------------------------------------ builtins
 
 

@@ -61,7 +61,9 @@ class CudaOptions:
 
     outer_fusion, intra_tile_fusion: the isl scheduler's fusion strategy for
         the whole definition and inside a tile ("max", "preserve3coincident",
-        "min").
+        "min"). The point loops are not rescheduled yet: they keep the
+        outer schedule's order whatever `intra_tile_fusion` says (TC too
+        skips the rescheduling when both are equal, as they are by default).
     tile: tile sizes of the outermost band's members (0 = that member is not
         tiled); the tile loops go to blocks, the point loops to threads.
         None (the default) lets the mapper choose from the problem: 32 for
@@ -75,17 +77,23 @@ class CudaOptions:
     grid: blocks along x, y, z. Both mappings are cyclic: a loop longer than
         the grid or block is strip-mined over it; the launch is tightened to
         the iterations that exist.
-    unroll: unroll thread-level loops up to this many copies (1: none).
+    unroll: copies of the body of each innermost loop of a kernel
+        (`unroll-inner-loops`, at most 16; 1: none).
     use_shared_memory, use_private_memory: promote reused tiles to shared
         memory and per-thread reuse to registers.
     unroll_copy_shared: unroll the global<->shared copy loops.
     max_shared_memory: the shared-memory budget per block in bytes (None:
         the device's limit, `TargetInfo.limits["max_shared_memory"]`).
     use_readonly_cache: load read-only tensors through the non-coherent
-        cache (`ld.global.nc`).
+        cache (`ld.global.nc`). Kernel pointers are `noalias` (the buffers
+        of one call never overlap), so LLVM does so for every read-only
+        tensor already and this option changes nothing.
     shared_depth, private_depth: the schedule depths of shared and register
         promotion (None: below the block mapping / the thread mapping).
     fix_parameters_before_scheduling: schedule with the sizes as constants.
+        With `specialize` (the default) the sizes are constants before
+        scheduling anyway; without it they cannot be, so this option
+        changes nothing.
     match_library_calls: map a reduction to a warp of threads along x,
         which combine their partial results with shuffles (TC's CUB
         BlockReduce); None (the default) does so where a nest has a single

@@ -3,8 +3,10 @@
 From `scheduled` (which, for these targets, is `affine` unchanged: the GPU
 mapper schedules itself) they run::
 
-    gpu:   affine-gpu-map{CudaOptions}, convert-affine-to-scf,
-           convert-parallel-loops-to-gpu, canonicalize, cse
+    gpu:   affine-gpu-map{CudaOptions}, affine-gpu-promote (use_shared_memory
+           or use_private_memory), convert-affine-to-scf,
+           convert-parallel-loops-to-gpu, unroll-inner-loops{unroll} (unroll > 1),
+           canonicalize, cse
     llvm:  the device side to the llvm dialect (`backend.cuda.device`)
 
 Text stages: `llvm-ir` (LLVM IR of the device module for
@@ -97,11 +99,23 @@ class CudaBackend(Backend):
                 ConvertParallelLoopsToGpuPass,
             )
             from tcdialect.transforms.affine_gpu_map import AffineGpuMapPass
+            from tcdialect.transforms.affine_gpu_promote import AffineGpuPromotePass
+            from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
+            unroll = (
+                [UnrollInnerLoopsPass(options.unroll)] if options.unroll > 1 else []
+            )
+            promote = (
+                [AffineGpuPromotePass.from_options(options, info)]
+                if options.use_shared_memory or options.use_private_memory
+                else []
+            )
             return [
                 AffineGpuMapPass.from_options(options, info),
+                *promote,
                 ConvertAffineToScfPass(),
                 ConvertParallelLoopsToGpuPass(),
+                *unroll,
                 CanonicalizePass(),
                 CommonSubexpressionElimination(),
             ]

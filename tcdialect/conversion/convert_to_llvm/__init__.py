@@ -40,6 +40,9 @@ that another target can reuse the parts it needs:
 - `cpu_runtime`: what needs the CPU runtime: `tcrt.parallel_for` →
   `__tc_parallel_for`, `memref.alloc`/`dealloc` → `malloc`/`free`, math ops →
   C math library calls;
+- `soft_bfloat16`: bf16 arithmetic through f32 and bf16 rounding in integer
+  ops, for the CPU, where LLVM would call a library function the process
+  lacks (f16 needs nothing: LLVM promotes it to float in registers);
 - `nvvm`, `libdevice`: the device side of a CUDA GPU: `nvvm` ops and
   `gpu.return`, shared memory, math ops → libdevice calls.
 
@@ -86,6 +89,9 @@ def cpu_handlers() -> dict[str, Handler]:
     from tcdialect.conversion.convert_to_llvm.cpu_runtime import (
         populate_cpu_runtime_to_llvm,
     )
+    from tcdialect.conversion.convert_to_llvm.soft_bfloat16 import (
+        populate_soft_bfloat16,
+    )
 
     handlers: dict[str, Handler] = {}
     populate_arith_to_llvm(handlers)
@@ -94,6 +100,7 @@ def cpu_handlers() -> dict[str, Handler]:
     populate_vector_to_llvm(handlers)
     populate_func_cf_to_llvm(handlers)
     populate_cpu_runtime_to_llvm(handlers)
+    populate_soft_bfloat16(handlers)
     return handlers
 
 
@@ -133,6 +140,11 @@ class ConvertToLlvmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.target == "cpu":
+            from tcdialect.conversion.convert_to_llvm.soft_bfloat16 import (
+                emulate_bfloat16,
+            )
+
+            emulate_bfloat16(op)
             ModuleLowering(op, cpu_handlers()).run()
             return
         if self.target != "cuda":

@@ -11,7 +11,8 @@ and runs it here instead of on a device, returning what the device would:
 - `interpreter` executes a kernel over a chunk's lanes with NumPy (every
   value an array over lanes, control flow under an active mask), with the
   reference interpreter's semantics for `arith` and `math` (float32 stays
-  float32);
+  float32, float16 is NumPy float16, a bf16 value is a float32 rounded to
+  bfloat16 after every op and a bf16 buffer holds bit patterns);
 - `memory` bounds-checks every access and race-checks global and shared
   memory.
 

@@ -4,7 +4,9 @@ Every SSA value of the kernel is a NumPy array with one element per lane, or a
 0-d array when it is uniform over the chunk (constants, sizes, ids along an
 axis of extent 1, values computed from those). Ops run once for all lanes,
 with the semantics of the reference interpreter (`tcdialect.reference`:
-float32 stays float32, integers wrap, division by zero gives 0). Control
+float32 stays float32, float16 is NumPy float16, bf16 a float32 value
+rounded to bfloat16 after every op and stored as its bits, integers wrap,
+division by zero gives 0). Control
 flow runs under an *active mask*, None when every lane is active:
 
 - `scf.if` on a uniform condition runs one region; on a per-lane one, the
@@ -60,7 +62,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from tcdialect.arguments import numpy_dtype
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu
-from tcdialect.reference import _BUILTINS, _OPS, _coerce, _storage_dtype
+from tcdialect.reference import (
+    _BUILTINS,
+    _OPS,
+    _storage_dtype,
+    body_to_tensor,
+    body_value,
+    tensor_to_body,
+)
 from tcdialect.runtime.cuda_sim.lanes import WARP, Dim3, Lanes
 from tcdialect.runtime.cuda_sim.memory import Buffer, Race, Space, poison
 
@@ -280,11 +289,11 @@ def _pure(p: PreparedKernel, op: Operation) -> Step:
     fn = _OPS[op.name]
     operands = tuple(op.operands)
     result = op.results[0]
-    dt = _storage_dtype(result.type)
+    t = result.type
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
-        env[result] = _coerce(fn(op, [env[v] for v in operands]), dt)
+        env[result] = body_value(fn(op, [env[v] for v in operands]), t)
         if run.racy:
             run.mark(result, run.race_of(operands))
 
@@ -293,7 +302,7 @@ def _pure(p: PreparedKernel, op: Operation) -> Step:
 
 def _constant(p: PreparedKernel, op: Operation) -> Step:
     result = op.results[0]
-    value = _coerce(_OPS[op.name](op, []), _storage_dtype(result.type))
+    value = body_value(_OPS[op.name](op, []), result.type)
 
     def step(run: KernelRun, mask: Mask) -> None:
         run.env[result] = value
@@ -313,11 +322,11 @@ def _call(p: PreparedKernel, op: Any) -> Step:
         )
     operands = tuple(op.operands)
     result = op.results[0]
-    dt = _storage_dtype(result.type)
+    t = result.type
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
-        env[result] = _coerce(fn(*[env[v] for v in operands]), dt)
+        env[result] = body_value(fn(*[env[v] for v in operands]), t)
         if run.racy:
             run.mark(result, run.race_of(operands))
 
@@ -453,6 +462,7 @@ def _shuffle(p: PreparedKernel, op: gpu.ShuffleOp) -> Step:
 def _load(p: PreparedKernel, op: Any) -> Step:
     memref, indices, result = op.memref, tuple(op.indices), op.res
     dt = _storage_dtype(result.type)
+    elem = memref.type.element_type
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
@@ -461,7 +471,7 @@ def _load(p: PreparedKernel, op: Any) -> Step:
         sel = run.select(mask)
         flat = buf.address(run.lanes, sel, idx, "load")
         vals, race = buf.load(run.lanes, sel, flat)
-        vals = vals.astype(dt, copy=False)
+        vals = tensor_to_body(vals, elem).astype(dt, copy=False)
         if buf.copies == 1 and all(i.ndim == 0 for i in idx):
             env[result] = vals[0]  # the same element for every lane
         elif sel is None:
@@ -483,6 +493,7 @@ def _load(p: PreparedKernel, op: Any) -> Step:
 
 def _store(p: PreparedKernel, op: Any) -> Step:
     memref, indices, value = op.memref, tuple(op.indices), op.value
+    elem = memref.type.element_type
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
@@ -491,7 +502,8 @@ def _store(p: PreparedKernel, op: Any) -> Step:
         sel = run.select(mask)
         flat = buf.address(run.lanes, sel, [env[v] for v in indices], "store")
         v = env[value]
-        buf.store(run.lanes, sel, flat, v[sel] if v.ndim and sel is not None else v)
+        v = v[sel] if v.ndim and sel is not None else v
+        buf.store(run.lanes, sel, flat, body_to_tensor(v, elem))
 
     return step
 
@@ -503,6 +515,7 @@ def _atomic_rmw(p: PreparedKernel, op: Any) -> Step:
     combine = ATOMIC_KINDS[kind]
     memref, indices, value, result = op.memref, tuple(op.indices), op.value, op.result
     dt = _storage_dtype(result.type)
+    elem = memref.type.element_type
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
@@ -526,9 +539,9 @@ def _atomic_rmw(p: PreparedKernel, op: Any) -> Step:
         for r in range(int(rank.max()) + 1 if n else 0):
             now = rank == r
             at = flat[now]
-            old = buf.data[at].astype(dt)
+            old = tensor_to_body(buf.data[at], elem).astype(dt)
             new = v[now] if combine is None else _OPS[combine](op, [old, v[now]])
-            buf.data[at] = np.asarray(new).astype(buf.data.dtype)
+            buf.data[at] = body_to_tensor(body_value(new, elem), elem)
             old_all[now] = old
         if sel is None:
             env[result] = old_all

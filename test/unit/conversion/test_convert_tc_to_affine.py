@@ -207,8 +207,9 @@ class _Evaluator:
                 np.asarray(x, dtype=np.int64) if isinstance(x, int) else x for x in xs
             ]
             fn = reference._OPS[op.name]  # pyright: ignore
-            dt = reference._storage_dtype(op.results[0].type)  # pyright: ignore
-            env[op.results[0]] = np.asarray(fn(op, arrays)).astype(dt)
+            env[op.results[0]] = reference.body_value(
+                fn(op, arrays), op.results[0].type
+            )
 
 
 def _execute(
@@ -228,14 +229,18 @@ def _execute(
         if isinstance(o, func.FuncOp) and o.sym_name.data == defop.sym_name.data
     )
 
-    # Buffers in the signless storage dtype (uint8 viewed as int8 ...).
-    def storage(a: Arr) -> Arr:
-        if a.dtype.kind == "u":
-            return a.view(f"int{a.dtype.itemsize * 8}").copy()
-        return a.copy()
+    # Buffers in the body form of their elements (uint8 viewed as int8,
+    # bfloat16 bit patterns as float32 values ...).
+    def storage(a: Arr, t: Any) -> Arr:
+        return np.array(reference.tensor_to_body(a, t), copy=True)
 
-    args: list[Any] = [storage(a) for a in arrays]
-    outs = [np.full(e.shape, 99, dtype=storage(e).dtype) for e in expected]
+    in_types = [t.element_type for t in defop.input_types]
+    out_types = [t.element_type for t in defop.output_types]
+    args: list[Any] = [storage(a, t) for a, t in zip(arrays, in_types)]
+    outs = [
+        np.full(e.shape, 99, dtype=storage(e, t).dtype)
+        for e, t in zip(expected, out_types)
+    ]
     args += outs
     flag = np.zeros(1, np.int32)
     if "tc.checked" in fn.attributes:
@@ -243,9 +248,7 @@ def _execute(
     size_names = [s.data for s in fn.attributes["tc.sizes"].data]  # type: ignore[union-attr]
     args += [bound[n] for n in size_names]
     _Evaluator(module).call(defop.sym_name.data, args)
-    got = [
-        o.view(e.dtype) if e.dtype.kind == "u" else o for o, e in zip(outs, expected)
-    ]
+    got = [reference.body_to_tensor(o, t) for o, t in zip(outs, out_types, strict=True)]
     return expected, got, int(flag[0])
 
 

@@ -2,7 +2,9 @@
 // reduction) gives its reduction member to a warp along x, marked
 // tc.gpu_reduce, and its rows to y; `reductions=false` keeps each row's
 // reduction in one thread (rows on x); a band with two parallel members
-// (matmul) keeps its reduction in the threads unless `reductions=true`.
+// (matmul) keeps its reduction in the threads unless `reductions=true`; a
+// whole-tensor sum (no parallel member) is shared by a warp of one block, or
+// with `reductions=false` runs in one thread.
 // RUN: tc-opt %s -p affine-gpu-map | filecheck %s
 // RUN: tc-opt %s -p 'affine-gpu-map{reductions=false}' | filecheck %s --check-prefix=OFF
 // RUN: tc-opt %s -p 'affine-gpu-map{reductions=true}' | filecheck %s --check-prefix=ON
@@ -31,9 +33,9 @@ func.func @rowsum(%I: memref<?x?xf32>, %S: memref<?xf32>, %N: index, %D: index) 
 // CHECK-NOT:   tc.gpu_reduce
 // CHECK:       func.return
 // With the default block (32, 8) only y is left for the rows and columns:
-// the columns (innermost) take it and the rows stay a loop in each thread.
+// the columns (innermost) take it; the rows go to blocks only (tiles of 1).
 // ON-LABEL:    func.func @matmul
-// ON:          affine.for %m =
+// ON-NOT:      affine.for %m =
 // ON:          }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64, tc.gpu_reduce} : (index) -> ()
 // ON:          }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
 // ON-NOT:      thread_z
@@ -49,6 +51,26 @@ func.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>,
         affine.store %s, %C[%m, %n] : memref<?x?xf32>
       }
     }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @sum
+// CHECK:         affine.store %{{.*}}, %S[]
+// CHECK:         "affine.parallel"
+// CHECK:         }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64, tc.gpu_reduce} : (index) -> ()
+// CHECK-NOT:     block_
+// OFF-LABEL:   func.func @sum
+// OFF-NOT:     tc.gpu_processor
+// OFF:         func.return
+func.func @sum(%A: memref<?xf32>, %S: memref<f32>, %N: index) {
+  %z = arith.constant 0.0 : f32
+  affine.store %z, %S[] : memref<f32>
+  affine.for %i = 0 to %N {
+    %a = affine.load %A[%i] : memref<?xf32>
+    %s = affine.load %S[] : memref<f32>
+    %t = arith.addf %s, %a fastmath<reassoc> : f32
+    affine.store %t, %S[] : memref<f32>
   }
   func.return
 }

@@ -1,0 +1,138 @@
+"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152}`: memory promotion for the GPU.
+
+An affine → affine pass on the output of `affine-gpu-map` (mapped loops are
+one-dimensional `affine.parallel`s with `tc.gpu_processor` and
+`tc.gpu_size`), before `convert-affine-to-scf`: TC's steps 11 and 12
+(anchor-tc.md §3) with PPCG's rectangular boxes (anchor-gpu.md §4). The
+result computes what the input computed. A *kernel* is a top-level op
+holding thread loops (`kernel.py`): what `convert-parallel-loops-to-gpu`
+outlines into one `gpu.func`.
+
+Shared memory (`shared`; `shared.py`). A *scope* is a loop body above the
+thread loops that holds thread loops as ops of its own (matmul's tile loop
+over `r_k`, or the innermost block loop). An array that nothing in the
+kernel writes and that the scope's thread nests read only through
+`affine.load`s is a candidate when its footprint over the loops inside the
+scope is a box of static size (the offsets may be any linear form of the
+loops outside and the sizes; bounds clamped by `min`/`max` are fine), of
+more than one element, that is reused (more loads than elements) or read
+uncoalesced (thread x steps another subscript than the last, or with a
+stride). The budget `max-shared-memory` (bytes per kernel) goes to the
+largest reuse first; the others stay in global memory. A promoted box is a
+`memref.alloca` in memory space 3 at the start of the kernel's nest (the
+top-level op's block: a top-level alloca would be a device segment of its
+own), its innermost extent padded by one when it is a multiple of 32 (no
+bank conflicts along a column). A copy nest right before the first thread
+nest that reads it fills it, mapped onto the kernel's own thread axes and
+block sizes, the innermost box dimension on `thread_x` so that the reads
+coalesce, and clamped to the array's extents (`memref.dim` for dynamic
+ones) where the enclosing loops do not show it in bounds; the loads then
+read the buffer at their subscripts minus the box's offset. The barriers
+are `convert-parallel-loops-to-gpu`'s: one after each copy nest (it writes,
+a later op reads) and one at the end of the scope's loop body (the next
+iteration's copy overwrites what this one read).
+
+Registers (`private`; `private.py`): inside thread loops along every axis
+of the kernel, an element that an `affine.for` reads and writes at one
+subscript its iterations do not change, and that belongs to the thread, is
+loaded once before the loop, carried in `iter_args` and stored once after
+it (loaded once, when only read), under an `affine.if` that the loop runs
+when that is not known.
+
+Example, `C(m, n) +=! A(m, r_k) * B(r_k, n)` at 64x64x64 with
+`affine-gpu-map{tile=32,32,32}` (32x8 threads)::
+
+    affine.parallel %c0 = 0 to 2 {                                  // block_y
+      %A_shared = memref.alloca() : memref<32x33xf32, 3 : i32>
+      %B_shared = memref.alloca() : memref<32x33xf32, 3 : i32>
+      affine.parallel %c1 = 0 to 2 {                                // block_x
+        affine.for %c2 = 0 to 2 {
+          affine.parallel %i0 = 0 to 32 {                           // thread_y, 8
+            affine.parallel %i1 = 0 to 32 {                         // thread_x, 32
+              %0 = affine.load %A[%c0 * 32 + %i0, %c2 * 32 + %i1]
+              affine.store %0, %A_shared[%i0, %i1]
+          ... the same for %B_shared ...
+          affine.parallel %m = %c0 * 32 to %c0 * 32 + 32 {          // thread_y
+            affine.parallel %n = %c1 * 32 to %c1 * 32 + 32 {        // thread_x
+              affine.if (%c2 == 0) { affine.store %zero, %C[%m, %n] }
+              %3 = affine.load %C[%m, %n]
+              %4 = affine.for %r_k = %c2 * 32 to %c2 * 32 + 32 iter_args(%5 = %3) {
+                %6 = affine.load %A_shared[%m + %c0 * -32, %r_k + %c2 * -32]
+                %7 = affine.load %B_shared[%r_k + %c2 * -32, %n + %c1 * -32]
+                ...
+                affine.yield %9 : f32
+              }
+              affine.store %4, %C[%m, %n]
+
+Not done: arrays the kernel writes (copy-out), boxes whose size is a
+run-time value (dynamic shared memory), register arrays for elements that a
+thread reuses across loops above the thread mapping (C across `%c2`),
+`shared_depth`/`private_depth`, and unrolled copies (`unroll_copy_shared`).
+Distinct memref values are assumed not to alias (TC's tensors are distinct).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcdialect.backend.base import TargetInfo
+from tcdialect.backend.cuda.options import CudaOptions
+from tcdialect.diagnostics import TCError
+from tcdialect.transforms.affine_gpu_promote.kernel import kernels
+from tcdialect.transforms.affine_gpu_promote.private import promote_private
+from tcdialect.transforms.affine_gpu_promote.shared import (
+    Candidate,
+    candidates,
+    promote,
+    scopes,
+    select,
+)
+
+#: The default budget: the shared memory every CUDA device gives a block.
+MAX_SHARED_MEMORY = 48 * 1024
+
+
+@dataclass(frozen=True)
+class AffineGpuPromotePass(ModulePass):
+    name = "affine-gpu-promote"
+
+    shared: bool = True
+    private: bool = True
+    #: bytes of shared memory per kernel
+    max_shared_memory: int = MAX_SHARED_MEMORY
+
+    @classmethod
+    def from_options(
+        cls, options: CudaOptions, info: TargetInfo
+    ) -> AffineGpuPromotePass:
+        budget = options.max_shared_memory
+        if budget is None:
+            budget = info.limits.get("max_shared_memory", MAX_SHARED_MEMORY)
+        return cls(options.use_shared_memory, options.use_private_memory, budget)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_shared_memory < 0:
+            raise TCError(
+                "affine-gpu-promote: max-shared-memory must be >= 0, not "
+                f"{self.max_shared_memory}"
+            )
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                continue
+            for k in kernels(fn):
+                if self.shared:
+                    found: list[Candidate] = []
+                    for scope in scopes(k):
+                        found += candidates(k, scope)
+                    for c in select(found, self.max_shared_memory):
+                        promote(c)
+                if self.private:
+                    promote_private(k)
+
+
+__all__ = ["AffineGpuPromotePass"]

@@ -1,0 +1,378 @@
+"""Shared-memory promotion: rectangular boxes of read-only arrays.
+
+A *scope* is a loop body, above every thread loop of its kernel, that holds
+thread loops as ops of its own (`nests`): matmul's tile loop over `r_k`, or
+the innermost block loop when the reduction is not tiled. For an array the
+nests of a scope only read (and nothing in the kernel writes), each
+`affine.load` of it in the nests gives, per subscript, the least and
+greatest value over the loops between the load and the scope
+(`linear.extreme`); when their difference is a number for every load and
+their offsets differ by numbers, the union is a box `offset + [0, size)` of
+static size. A `Candidate` is promoted when there is reuse (the nests' loads
+of it outnumber the box's elements: an element is read by several threads or
+iterations) or a load is uncoalesced (the thread-x IV in another subscript
+than the last, or with a stride); the budget goes to the largest reuse first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import affine, arith, memref
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcdialect.dialects import affine as taffine
+from tcdialect.poly.codegen import GPU_PROCESSOR, GPU_SIZE
+from tcdialect.transforms.affine_gpu_promote.kernel import (
+    Kernel,
+    element_bytes,
+    thread_axis,
+)
+from tcdialect.transforms.affine_gpu_promote.linear import (
+    MANY,
+    Lin,
+    enclosing_loops,
+    extreme,
+    is_loop,
+    subscripts,
+    to_map,
+)
+
+#: Memory space of shared memory (docs/gpu.md).
+SHARED_SPACE = 3
+#: Shared-memory banks: an innermost extent that is a multiple of this gets
+#: one more element, so that a column's elements fall in different banks.
+BANKS = 32
+
+
+@dataclass
+class Candidate:
+    """An array's box in one scope, and what promoting it takes."""
+
+    kernel: Kernel
+    scope: Block
+    array: SSAValue
+    #: the loads in the scope's nests, with their subscripts
+    loads: list[tuple[affine.LoadOp, list[Lin]]]
+    offset: list[Lin]
+    sizes: list[int]
+    #: the first nest that reads the array: the copy goes before it
+    first: Operation
+    #: loads per element of the box
+    reuse: float
+    uncoalesced: bool
+
+    @property
+    def shape(self) -> list[int]:
+        """The buffer's shape: the box, the innermost extent padded."""
+        shape = list(self.sizes)
+        if len(shape) > 1 and shape[-1] % BANKS == 0:
+            shape[-1] += 1
+        return shape
+
+    @property
+    def bytes(self) -> int:
+        t = self.array.type
+        assert isinstance(t, MemRefType)
+        per = element_bytes(t)
+        assert per is not None
+        return per * math.prod(self.shape)
+
+
+def scopes(k: Kernel) -> list[Block]:
+    """The loop bodies of `k` above its thread loops that hold thread loops
+    directly, outermost first."""
+    out: list[Block] = []
+
+    def visit(op: Operation) -> None:
+        if thread_axis(op) is not None:
+            return
+        for region in op.regions:
+            for block in region.blocks:
+                if is_loop(op) and any(thread_axis(o) for o in block.ops):
+                    out.append(block)
+                for inner in block.ops:
+                    visit(inner)
+
+    visit(k.top)
+    return out
+
+
+def _available(v: SSAValue, scope: Block, first: Operation) -> bool:
+    """Whether `v` can be used right before `first` (an op of `scope`)."""
+    owner = v.owner
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    if isinstance(owner, Operation) and block is scope:
+        for op in scope.ops:
+            if op is first:
+                return False
+            if op is owner:
+                return True
+    b: Block | None = scope
+    while b is not None:
+        if b is block:
+            return True
+        parent = b.parent_op()
+        b = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _box(
+    load: affine.LoadOp, subs: list[Lin], scope: Block
+) -> tuple[list[Lin], list[int], float, bool] | None:
+    """The box (offset, sizes) of one load over the loops between it and
+    `scope`, the number of times it runs (per kernel block) and whether it
+    is uncoalesced; None if the box is not static."""
+    ancestor = load.parent_op()
+    while ancestor is not None and ancestor is not scope.parent_op():
+        if not (is_loop(ancestor) or isinstance(ancestor, affine.IfOp)):
+            return None
+        ancestor = ancestor.parent_op()
+    loops = enclosing_loops(load, scope)
+    limits = [loop.limits for loop in loops]
+    offset: list[Lin] = []
+    sizes: list[int] = []
+    for sub in subs:
+        lo = extreme(sub, limits, highest=False)
+        hi = extreme(sub, limits, highest=True)
+        if lo is None or hi is None:
+            return None
+        size = (hi - lo).constant
+        if size is None:
+            return None
+        offset.append(lo)
+        sizes.append(size + 1)
+    runs = math.prod(
+        loop.range.trips if loop.range is not None else MANY for loop in loops
+    )
+    x = [loop.iv for loop in loops if thread_axis(loop.op) == "x"]
+    uncoalesced = False
+    if x:
+        coefs = [sub.coef.get(x[-1], 0) for sub in subs]
+        uncoalesced = any(coefs[:-1]) or abs(coefs[-1]) > 1
+    return offset, sizes, runs, uncoalesced
+
+
+def candidates(k: Kernel, scope: Block) -> list[Candidate]:
+    """The arrays of `scope` worth promoting, with their boxes."""
+    loads: dict[SSAValue, list[affine.LoadOp]] = {}
+    first: dict[SSAValue, Operation] = {}
+    other: set[SSAValue] = set()
+    for nest in [op for op in scope.ops if thread_axis(op) is not None]:
+        for op in nest.walk():
+            if isinstance(op, affine.LoadOp):
+                loads.setdefault(op.memref, []).append(op)
+                first.setdefault(op.memref, nest)
+                continue
+            other.update(v for v in op.operands if isinstance(v.type, MemRefType))
+    out: list[Candidate] = []
+    for array, uses in loads.items():
+        t = array.type
+        if (
+            array in other
+            or array in k.written
+            or not isinstance(t, MemRefType)
+            or not t.get_shape()
+            or element_bytes(t) is None
+        ):
+            continue
+        c = _candidate(k, scope, array, uses, first[array])
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def _candidate(
+    k: Kernel,
+    scope: Block,
+    array: SSAValue,
+    loads: Sequence[affine.LoadOp],
+    first: Operation,
+) -> Candidate | None:
+    boxes: list[tuple[list[Lin], list[int]]] = []
+    accesses: list[tuple[affine.LoadOp, list[Lin]]] = []
+    runs = 0.0
+    uncoalesced = False
+    for load in loads:
+        subs = subscripts(load)
+        box = None if subs is None else _box(load, subs, scope)
+        if subs is None or box is None:
+            return None
+        offset, sizes, n, unco = box
+        if any(not _available(v, scope, first) for o in offset for v in o.coef):
+            return None
+        boxes.append((offset, sizes))
+        accesses.append((load, subs))
+        runs += n
+        uncoalesced |= unco
+    # the union: the offsets must differ by numbers
+    base, sizes = boxes[0]
+    lows, highs = [0] * len(base), list(sizes)
+    for offset, sizes in boxes[1:]:
+        for d, (o, s) in enumerate(zip(offset, sizes, strict=True)):
+            shift = (o - base[d]).constant
+            if shift is None:
+                return None
+            lows[d] = min(lows[d], shift)
+            highs[d] = max(highs[d], shift + s)
+    offset = [b + lo for b, lo in zip(base, lows, strict=True)]
+    sizes = [hi - lo for lo, hi in zip(lows, highs, strict=True)]
+    volume = math.prod(sizes)
+    if volume == 1 or not k.axes:
+        return None  # nothing for the threads to share the copy of
+    reuse = runs / volume
+    if reuse <= 1 and not uncoalesced:
+        return None
+    return Candidate(
+        k, scope, array, accesses, offset, sizes, first, reuse, uncoalesced
+    )
+
+
+# -- the rewrite ------------------------------------------------------------------------
+
+
+def _kernel_start(c: Candidate) -> InsertPoint:
+    """Where the buffers and extents go: in the block of the kernel's
+    top-level op that holds the scope, after the buffers already there."""
+    block = c.scope
+    while (parent := block.parent_op()) is not c.kernel.top:
+        assert parent is not None and parent.parent_block() is not None
+        block = parent.parent_block()
+        assert block is not None
+    op = block.first_op
+    while isinstance(op, memref.AllocaOp | memref.DimOp | arith.ConstantOp):
+        op = op.next_op
+    assert op is not None
+    return InsertPoint.before(op)
+
+
+def promote(c: Candidate) -> None:
+    """Allocate the box in shared memory, copy it in before its first nest
+    with the kernel's threads, and make the nests' loads read it."""
+    t = c.array.type
+    assert isinstance(t, MemRefType)
+    alloca = memref.AllocaOp.get(
+        t.get_element_type(),
+        shape=c.shape,
+        memory_space=IntegerAttr(SHARED_SPACE, i32),
+    )
+    if c.array.name_hint:
+        alloca.memref.name_hint = f"{c.array.name_hint}_shared"
+    start = _kernel_start(c)
+    Rewriter.insert_op(alloca, start)
+    Rewriter.insert_op(
+        _copy_in(c, t, alloca.memref, start), InsertPoint.before(c.first)
+    )
+    for load, subs in c.loads:
+        m, operands = to_map(s - o for s, o in zip(subs, c.offset, strict=True))
+        new = taffine.LoadOp(
+            alloca.memref, operands, AffineMapAttr(m), load.result.type
+        )
+        Rewriter.replace_op(load, new)
+
+
+def _clamps(
+    c: Candidate, t: MemRefType, d: int, start: InsertPoint
+) -> tuple[list[Lin], list[Lin]]:
+    """The lower and upper bounds of the copy loop along box dimension `d`:
+    `max(0, -offset)` to `min(size, extent - offset)`, without the clamps
+    the loops around the scope show are not needed."""
+    outer = [loop.limits for loop in enclosing_loops(c.first)]
+    o, size = c.offset[d], c.sizes[d]
+    lbs, ubs = [Lin()], [Lin(const=size)]
+    least = extreme(o, outer, highest=False)
+    if least is None or least.constant is None or least.constant < 0:
+        lbs.append(o.scale(-1))
+    n = t.get_shape()[d]
+    most = extreme(o, outer, highest=True)
+    if n >= 0:
+        if most is None or most.constant is None or most.constant + size > n:
+            ubs.append(Lin(const=n) - o)
+        return lbs, ubs
+    index = arith.ConstantOp(IntegerAttr(d, IndexType()))
+    dim = memref.DimOp(c.array, index)
+    Rewriter.insert_op([index, dim], start)
+    ubs.append(Lin.of(dim.result) - o)
+    return lbs, ubs
+
+
+def _copy_in(
+    c: Candidate, t: MemRefType, shared: SSAValue, start: InsertPoint
+) -> list[Operation]:
+    """The copy nest: one loop per box dimension (none for a dimension of
+    size 1 that needs no clamping), the innermost ones of more than one
+    element mapped to the kernel's thread axes (the innermost to x, so that
+    the reads coalesce), each clamped to the array (`_clamps`)."""
+    rank = len(c.sizes)
+    bounds = [_clamps(c, t, d, start) for d in range(rank)]
+    looped = [
+        d
+        for d in range(rank)
+        if c.sizes[d] > 1 or len(bounds[d][0]) + len(bounds[d][1]) > 2
+    ]
+    axes = iter(c.kernel.axes)
+    mapped: dict[int, str] = {}
+    for d in reversed(looped):
+        if c.sizes[d] > 1 and (axis := next(axes, None)) is not None:
+            mapped[d] = axis
+    blocks = {d: Block(arg_types=[IndexType()]) for d in looped}
+    index = [Lin.of(blocks[d].args[0]) if d in blocks else Lin() for d in range(rank)]
+    src, src_ops = to_map(o + i for o, i in zip(c.offset, index, strict=True))
+    dst, dst_ops = to_map(index)
+    load = taffine.LoadOp(c.array, src_ops, AffineMapAttr(src), t.get_element_type())
+    store = taffine.StoreOp(load.result, shared, dst_ops, AffineMapAttr(dst))
+    body: list[Operation] = [load, store]
+    for d in reversed(looped):
+        block = blocks[d]
+        block.args[0].name_hint = f"i{d}"
+        block.add_ops([*body, affine.YieldOp.get()])
+        lbs, ubs = bounds[d]
+        lmap, lops = to_map(lbs)
+        umap, uops = to_map(ubs)
+        if d in mapped:
+            loop = taffine.parallel_op(
+                [*lops, *uops], lmap, [len(lbs)], umap, [len(ubs)], [1], Region(block)
+            )
+            loop.attributes[GPU_PROCESSOR] = StringAttr(f"thread_{mapped[d]}")
+            loop.attributes[GPU_SIZE] = IntegerAttr(c.kernel.block[mapped[d]], 64)
+        else:
+            loop = affine.ForOp.from_region(
+                lops,
+                uops,
+                [],
+                [],
+                AffineMapAttr(lmap),
+                AffineMapAttr(umap),
+                Region(block),
+            )
+        body = [loop]
+    return body
+
+
+def select(cands: list[Candidate], budget: int) -> list[Candidate]:
+    """Greedy within `budget` bytes per kernel: the largest reuse first
+    (uncoalesced boxes without reuse last), in program order on ties."""
+    order = sorted(
+        range(len(cands)),
+        key=lambda i: (-(cands[i].reuse if cands[i].reuse > 1 else 0), i),
+    )
+    used: dict[int, int] = {}
+    out: list[Candidate] = []
+    for i in order:
+        c = cands[i]
+        key = id(c.kernel)
+        if used.get(key, 0) + c.bytes <= budget:
+            used[key] = used.get(key, 0) + c.bytes
+            out.append(c)
+    return out
