@@ -306,22 +306,8 @@ class _Generator:
         umap, uops = env.map(ubs)
         block, inner = _body()
         block.args[0].name_hint = it
-        if it in self.mapped:
-            op = taffine.parallel_op(
-                [*lops, *uops],
-                lmap,
-                [len(lbs)],
-                umap,
-                [len(ubs)],
-                [step],
-                Region(block),
-            )
-            m = self.mapped[it]
-            op.attributes[GPU_PROCESSOR] = StringAttr(m.processor)
-            op.attributes[GPU_SIZE] = IntegerAttr(m.size, 64)
-            if m.reduce:
-                op.attributes[GPU_REDUCE] = UnitAttr()
-        elif parallel is not None and it in parallel:
+        mapped = self.mapped.get(it)
+        if mapped is not None or (parallel is not None and it in parallel):
             op: Operation = taffine.parallel_op(
                 [*lops, *uops],
                 lmap,
@@ -331,6 +317,11 @@ class _Generator:
                 [step],
                 Region(block),
             )
+            if mapped is not None:
+                op.attributes[GPU_PROCESSOR] = StringAttr(mapped.processor)
+                op.attributes[GPU_SIZE] = IntegerAttr(mapped.size, 64)
+                if mapped.reduce:
+                    op.attributes[GPU_REDUCE] = UnitAttr()
         else:
             op = affine.ForOp.from_region(
                 lops,
