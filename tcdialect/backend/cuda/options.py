@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,8 +238,3 @@ PRESETS: Mapping[str, str] = {
     "conv": "conv",
     "group_conv": "group_conv",
 }
-
-
-def block_dims(block: Sequence[int]) -> tuple[int, int, int]:
-    """`block` (or `grid`) padded with ones to x, y, z."""
-    return (*block, *(1,) * (3 - len(block)))  # type: ignore[return-value]
