@@ -30,7 +30,10 @@ Array = np.ndarray[Any, Any]
 
 @dataclass
 class SimPlan:
-    """The simulated call of one shape key (a `CallPlan`)."""
+    """The simulated call of one shape key (a `CallPlan`). The simulator has
+    no fast path: `stub` is None and `call` returns None, so every call takes
+    `Kernel`'s checked general path (a simulated launch costs far more than
+    the checks), and `ran` has no stub to make."""
 
     launcher: SimLauncher
     sizes: Mapping[str, int]
