@@ -24,8 +24,10 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/basedpyright
 
+# test/gpu runs where pycuda and a CUDA device are present, and is skipped
+# (with the reason) elsewhere.
 unit: venv
-	$(BIN)/pytest -n 2 test/unit test/e2e
+	$(BIN)/pytest -n 2 test/unit test/e2e test/gpu
 
 filecheck: venv
 	$(BIN)/lit -v test
@@ -46,6 +48,14 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The GPU benchmark (bench/cuda: ours vs PyTorch eager and torch.compile on
+# CUDA device 0; writes bench/RESULTS-cuda.md). Needs the `gpu` extra (pycuda)
+# and a GPU. On the lent GPU machine: bench/device_run.sh.
+.PHONY: bench-gpu
+bench-gpu: $(BENCH_STAMP)
+	$(BIN)/python -m pip install -e '.[gpu]'
+	$(BIN)/python -m bench.cuda $(BENCH_ARGS)
 
 format: venv
 	$(BIN)/ruff format .

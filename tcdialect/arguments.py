@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
+from tcdialect.arrays import DeviceArray, device_array
 from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import DefOp
@@ -125,12 +126,15 @@ def _solve_linear(expr: SizeExpr, extent: int) -> tuple[str, int] | None:
 
 
 def prepare_inputs(
-    defop: DefOp, inputs: Sequence[InputValue]
-) -> tuple[list[Array], dict[str, int]]:
+    defop: DefOp, inputs: Sequence[InputValue], *, device: bool = False
+) -> tuple[list[Any], dict[str, int]]:
     """Check `inputs` against the signature of `defop`.
 
     Returns the inputs as dense arrays of the declared dtypes (Python scalars
     converted, non-contiguous arrays copied) and the bound size parameters.
+    With `device` (a target that runs on a GPU), arrays in CUDA memory are
+    taken too, as `tcdialect.arrays.DeviceArray`s (they must be contiguous:
+    they are not copied); without it they are refused with the reason.
     Raises `TCError` naming the argument and the declared parameter.
     """
     fname = f"@{defop.sym_name.data}"
@@ -141,7 +145,7 @@ def prepare_inputs(
             f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
             f"({', '.join(names)}) but got {len(inputs)}"
         )
-    arrays: list[Array] = []
+    arrays: list[Any] = []
     for i, (name, t, value) in enumerate(zip(names, types, inputs)):
         where = f"input '{name}' (argument {i}) of {fname}"
         elem = t.element_type
@@ -159,6 +163,10 @@ def prepare_inputs(
             continue
         if isinstance(value, np.generic):
             value = np.asarray(value)
+        on_device = device_array(value)
+        if on_device is not None:
+            arrays.append(_check_device_input(on_device, t, where, device))
+            continue
         if not isinstance(value, np.ndarray):
             raise TCError(
                 f"{where}: expected a NumPy array but got {type(value).__name__}"
@@ -231,6 +239,32 @@ def prepare_inputs(
     return arrays, sizes
 
 
+def _check_device_input(
+    x: DeviceArray, t: Any, where: str, accepted: bool
+) -> DeviceArray:
+    """An input in CUDA memory, checked as `prepare_inputs` checks arrays."""
+    if not accepted:
+        raise TCError(
+            f"{where} is in CUDA memory ({x}), but this target runs on the host: "
+            "copy it to a NumPy array (for PyTorch, t.cpu().numpy()), or use "
+            "target='cuda'"
+        )
+    if x.ndim != t.rank:
+        raise TCError(f"{where}: expected {t.rank} dimensions but got {x.ndim}")
+    elem = t.element_type
+    if x.dtype != numpy_dtype(elem) or (
+        x.bfloat16 and not isinstance(elem, BFloat16Type)
+    ):
+        got = "bfloat16" if x.bfloat16 else type_name(x.dtype)
+        raise TCError(f"{where}: expected {element_type_name(elem)} but got {got}")
+    if not x.c_contiguous:
+        raise TCError(
+            f"{where} is not a contiguous (C-order) array; pass a contiguous copy "
+            "(for PyTorch, t.contiguous())"
+        )
+    return x
+
+
 def bind_sizes(defop: DefOp, inputs: Sequence[InputValue]) -> dict[str, int]:
     """The size parameters of `defop` bound from the shapes of `inputs`.
 
@@ -248,10 +282,13 @@ def check_outputs(
     out: Any,
     shapes: Sequence[tuple[int, ...]],
     dtypes: Sequence[np.dtype[Any]],
-    inputs: Sequence[Array],
-) -> list[Array]:
+    inputs: Sequence[Any],
+    *,
+    device: bool = False,
+) -> list[Any]:
     """The arrays of a caller's `out=` (one array, or a tuple or list of them
-    in declared order), checked against the output `shapes` and `dtypes`."""
+    in declared order), checked against the output `shapes` and `dtypes`.
+    With `device`, arrays in CUDA memory are taken too (as `DeviceArray`s)."""
     names = list(defop.output_names)
     fname = f"@{defop.sym_name.data}"
 
@@ -267,7 +304,14 @@ def check_outputs(
         )
     for i, (o, shape, dt) in enumerate(zip(outs, shapes, dtypes)):
         if type(o) is not np.ndarray:
-            bad(i, f"expected a NumPy array but got {type(o).__name__}")
+            on_device = device_array(o)
+            if on_device is None or not device:
+                where = "an array in CUDA memory" if on_device else type(o).__name__
+                bad(i, f"expected a NumPy array but got {where}")
+            outs[i] = _check_device_output(
+                on_device, shape, dt, outs[:i], inputs, bad, i
+            )
+            continue
         if o.shape != shape:
             bad(i, f"expected shape {shape} but got {o.shape}")
         if o.dtype != dt:
@@ -277,9 +321,35 @@ def check_outputs(
         if not flags.c_contiguous or not flags.writeable:
             bad(i, "must be a writeable contiguous (C-order) array")
         for other in (*inputs, *outs[:i]):
-            if o.size and other.size and np.may_share_memory(o, other):
+            if (
+                isinstance(other, np.ndarray)
+                and o.size
+                and other.size
+                and np.may_share_memory(o, other)
+            ):
                 bad(i, "overlaps another argument of the call")
     return outs
+
+
+def _check_device_output(
+    o: DeviceArray,
+    shape: tuple[int, ...],
+    dt: np.dtype[Any],
+    earlier: Sequence[Any],
+    inputs: Sequence[Any],
+    bad: Any,
+    i: int,
+) -> DeviceArray:
+    """One `out=` array in CUDA memory, checked as `check_outputs` checks arrays."""
+    if o.shape != shape:
+        bad(i, f"expected shape {shape} but got {o.shape}")
+    if o.dtype != dt:
+        bad(i, f"expected {type_name(dt)} but got {type_name(o.dtype)}")
+    if not o.c_contiguous:
+        bad(i, "must be a contiguous (C-order) array")
+    if any(o.overlaps(other) for other in (*inputs, *earlier)):
+        bad(i, "overlaps another argument of the call")
+    return o
 
 
 def physical_memory() -> int:

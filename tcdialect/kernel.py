@@ -38,7 +38,7 @@ from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from tcdialect.arguments import (
@@ -131,6 +131,9 @@ class Kernel:
         self.defop: DefOp = lower_def(self.checked)
         self.out_dtypes = [numpy_dtype(t.element_type) for t in self.defop.output_types]
         self.out_names = list(self.defop.output_names)
+        self.out_bfloat16 = tuple(
+            isinstance(t.element_type, BFloat16Type) for t in self.defop.output_types
+        )
         self._specialize = self.backend.specialize(self.options)
         self._key_prefix = (source, self.entry, target, self.options)
         self._bound: dict[tuple[Any, ...], _Bound] = {}
@@ -180,11 +183,13 @@ class Kernel:
         for i, x in enumerate(inputs):
             if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
                 self._not_contiguous(i)
-        arrays, sizes = prepare_inputs(self.defop, inputs)
+        arrays, sizes = prepare_inputs(
+            self.defop, inputs, device=self.backend.device_arrays
+        )
         self.checked.check_sizes(sizes)
         check_temporaries(self.entry, self.checked.tensors, sizes)
-        key = self._shape_key(arrays)
-        assert key is not None
+        # (NumPy and device arrays of the same shapes and dtypes share a key)
+        key = tuple(k for a in arrays for k in (a.shape, a.dtype))
         bound = _Bound(sizes, self.checked.output_extents(sizes))
         self._bound[key] = bound
         return arrays, key, bound
@@ -196,13 +201,19 @@ class Kernel:
             f"(C-order) array; pass np.ascontiguousarray({names[i]})"
         )
 
-    def _outputs(self, bound: _Bound, out: Any, inputs: Sequence[Array]) -> list[Array]:
+    def _outputs(self, bound: _Bound, out: Any, inputs: Sequence[Any]) -> list[Any]:
         if out is None:
-            return [
-                np.empty(shape, dtype=dt)
-                for shape, dt in zip(bound.out_shapes, self.out_dtypes)
-            ]
-        return check_outputs(self.defop, out, bound.out_shapes, self.out_dtypes, inputs)
+            return self.backend.new_outputs(
+                bound.out_shapes, self.out_dtypes, inputs, self.out_bfloat16
+            )
+        return check_outputs(
+            self.defop,
+            out,
+            bound.out_shapes,
+            self.out_dtypes,
+            inputs,
+            device=self.backend.device_arrays,
+        )
 
     # ------------------------------------------------------------ compile
 
@@ -268,8 +279,26 @@ class Kernel:
 
     # ------------------------------------------------------------ call
 
-    def __call__(self, *inputs: Any, out: Any = None) -> Array | tuple[Array, ...]:
+    def __call__(
+        self, *inputs: Any, out: Any = None, stream: Any = None
+    ) -> Array | tuple[Array, ...]:
+        """Run on `inputs` (NumPy arrays; on the `cuda` target also arrays in
+        CUDA memory, see `tcdialect.arrays`) into new outputs or `out=`.
+
+        `stream` (on the `cuda` target only) is the CUDA stream to launch
+        on: a PyTorch or CuPy stream, a pycuda `Stream`, an object with
+        `__cuda_stream__`, or a raw `CUstream` handle as an int; by default,
+        PyTorch's current stream when an input is a PyTorch tensor, else
+        CuPy's for CuPy arrays, else the default stream.
+        """
         last = self._last
+        if stream is not None:
+            if not self.backend.device_arrays:
+                raise TCError(
+                    f"stream= is for GPU targets; target '{self.target}' runs "
+                    "on the host"
+                )
+            last = None  # stubs launch on no stream
         if last is not None and self._seen_generation == KERNELS.generation:
             # the shapes of the last call again: its stub checks and calls
             stub = last.stub
@@ -288,17 +317,35 @@ class Kernel:
                 elif kind is np.ndarray:
                     if len(last.out_shapes) == 1 and not stub(*inputs, out):
                         return out
-        plan = self._plans.get(self._shape_key(inputs))  # type: ignore[arg-type]
+        plan = self._plans.get(self._plan_key(inputs))  # type: ignore[arg-type]
         if plan is None or self._seen_generation != KERNELS.generation:
-            return self._call(inputs, out)
-        outputs = plan.call(inputs, out)
+            return self._call(inputs, out, stream)
+        outputs = plan.call(inputs, out, stream)
         if outputs is None:
-            return self._call(inputs, out)
+            return self._call(inputs, out, stream)
         self._last = plan
         plan.ran()
         return _returned(out, outputs)
 
-    def _call(self, inputs: Sequence[Any], out: Any) -> Array | tuple[Array, ...]:
+    def _plan_key(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The key of the plan to try for `inputs`: the shape key of NumPy
+        arrays; on a target with `device_arrays`, also (type, shape, dtype)
+        of other array objects, such as PyTorch tensors (the plan's `call`
+        checks the rest)."""
+        key = self._shape_key(inputs)
+        if key is not None or not self.backend.device_arrays:
+            return key
+        parts: list[Any] = []
+        for x in inputs:
+            shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+            if shape is None or dtype is None:
+                return None
+            parts.append((type(x), tuple(shape), dtype))
+        return tuple(parts)
+
+    def _call(
+        self, inputs: Sequence[Any], out: Any, stream: Any = None
+    ) -> Array | tuple[Array, ...]:
         """The general call: every check, precise errors, then the plan for the key."""
         arrays, key, bound = self._prepare(inputs)
         compiled = self._compiled.get(key)
@@ -316,10 +363,13 @@ class Kernel:
                     ),
                 )
             self._plans[key] = plan
-        plan.run(arrays, outputs)
+        plan.run(arrays, outputs, stream)
+        raw_key = self._plan_key(inputs)
+        if raw_key is not None and raw_key != key:
+            self._plans[raw_key] = plan  # the next such call takes the fast path
         self._last = plan
         plan.ran()
-        return _returned(out, outputs)
+        return _returned(out, [getattr(o, "owner", o) for o in outputs])
 
     # ------------------------------------------------------------ inspect
 

@@ -111,7 +111,8 @@ class CallPlan(Protocol):
     is the fast path of `Kernel.__call__`: it checks what the general path
     checks for this key's shapes and dtypes and returns the outputs, or None
     when anything does not match (the general path then raises the precise
-    error). `stub`, when not None, does the same checks and the call in
+    error). `stream` is the caller's `stream=` (None for targets without
+    `Backend.device_arrays`). `stub`, when not None, does the same checks and the call in
     compiled code: `stub(*inputs, *outputs)` returns 0 when it made the
     call. `ran()` counts a run (a backend may make the stub then).
     """
@@ -128,9 +129,13 @@ class CallPlan(Protocol):
     @property
     def stub(self) -> Any: ...
 
-    def run(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None: ...
+    def run(
+        self, inputs: Sequence[Any], outputs: Sequence[Any], stream: Any = None
+    ) -> None: ...
 
-    def call(self, inputs: Sequence[Any], out: Any) -> list[Any] | None: ...
+    def call(
+        self, inputs: Sequence[Any], out: Any, stream: Any = None
+    ) -> list[Any] | None: ...
 
     def ran(self) -> None: ...
 
@@ -158,6 +163,9 @@ class Backend(ABC):
     ir_stages: ClassVar[tuple[str, ...]]
     #: The text stages it can emit from its last IR stage.
     text_stages: ClassVar[tuple[str, ...]] = ()
+    #: Whether calls take arrays in CUDA memory (`tcdialect.arrays`) and a
+    #: `stream=`; a target without it refuses both with the reason.
+    device_arrays: ClassVar[bool] = False
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -213,3 +221,18 @@ class Backend(ABC):
         self, module: ModuleOp, entry: str, signature: Signature, options: Any
     ) -> Launcher:
         """Compile `module` (at the last IR stage) and return a launcher of `entry`."""
+
+    def new_outputs(
+        self,
+        shapes: Sequence[tuple[int, ...]],
+        dtypes: Sequence[Any],
+        inputs: Sequence[Any],
+        bfloat16: Sequence[bool] = (),
+    ) -> list[Any]:
+        """Outputs of a call that passed no `out=`: NumPy arrays here; a
+        target with `device_arrays` makes arrays of the inputs' kind
+        (`bfloat16`: which outputs are bfloat16, for libraries that have
+        the type)."""
+        import numpy as np
+
+        return [np.empty(shape, dtype=dt) for shape, dt in zip(shapes, dtypes)]

@@ -242,11 +242,15 @@ class CpuPlan:
     def in_count(self) -> int:
         return len(self.in_nbytes)
 
-    def run(self, inputs: Sequence[Array], outputs: Sequence[Array]) -> None:
+    def run(
+        self, inputs: Sequence[Array], outputs: Sequence[Array], stream: Any = None
+    ) -> None:
         """Call on arrays the general path has checked."""
         self.fixed_call.run([data_pointer(a) for a in (*inputs, *outputs)])
 
-    def call(self, inputs: Sequence[Any], out: Any) -> list[Array] | None:
+    def call(
+        self, inputs: Sequence[Any], out: Any, stream: Any = None
+    ) -> list[Array] | None:
         """Check and call on arrays of exactly this plan's layout; the
         outputs, or None (nothing called) when anything differs."""
         for x, strides in zip(inputs, self.in_strides):

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -75,28 +76,49 @@ class Device(Protocol):
         ...
 
     def launch(
-        self, kernel: gpu.FuncOp, grid: Dim3, block: Dim3, args: list[Any]
+        self, kernel: KernelOp, grid: Dim3, block: Dim3, args: list[Any]
     ) -> None:
         """Run `kernel` on `grid` blocks of `block` threads; `args` are its
         arguments (buffer handles and ints), in order. Returns when it is done."""
         ...
 
 
-def find_kernels(module: ModuleOp) -> dict[tuple[str, str], gpu.FuncOp]:
-    """The kernels of `module`, by (gpu.module name, gpu.func name)."""
-    kernels: dict[tuple[str, str], gpu.FuncOp] = {}
+#: Unit attributes that make an `llvm.func` a kernel, and its launch bound
+#: (as `convert-gpu-to-nvvm` sets them).
+KERNEL_ATTRS = ("gpu.kernel", "nvvm.kernel")
+NVVM_MAXNTID = "nvvm.maxntid"
+#: A kernel: a `gpu.func` at the `gpu` stage, an `llvm.func` marked as a
+#: kernel at the `llvm` stage.
+KernelOp = gpu.FuncOp | llvm.FuncOp
+
+
+def is_kernel(op: Operation) -> bool:
+    """Whether `op` (in a `gpu.module`) is a kernel, at either stage."""
+    if isinstance(op, gpu.FuncOp):
+        return op.is_kernel
+    return isinstance(op, llvm.FuncOp) and any(a in op.attributes for a in KERNEL_ATTRS)
+
+
+def find_kernels(module: ModuleOp) -> dict[tuple[str, str], KernelOp]:
+    """The kernels of `module`, by (gpu.module name, function name)."""
+    kernels: dict[tuple[str, str], KernelOp] = {}
     for op in module.ops:
         if not isinstance(op, gpu.ModuleOp):
             continue
         for f in op.body.block.ops:
-            if isinstance(f, gpu.FuncOp) and f.is_kernel:
+            if isinstance(f, gpu.FuncOp | llvm.FuncOp) and is_kernel(f):
                 kernels[(op.sym_name.data, f.sym_name.data)] = f
     return kernels
 
 
-def known_block_size(kernel: gpu.FuncOp) -> Dim3 | None:
-    """The kernel's `known_block_size`, padded to x, y, z (None: not known)."""
-    known = kernel.known_block_size
+def known_block_size(kernel: KernelOp) -> Dim3 | None:
+    """The kernel's `known_block_size` (`nvvm.maxntid` at the `llvm` stage),
+    padded to x, y, z (None: not known)."""
+    known = (
+        kernel.known_block_size
+        if isinstance(kernel, gpu.FuncOp)
+        else kernel.attributes.get(NVVM_MAXNTID)
+    )
     if not isinstance(known, DenseArrayBase):
         return None
     values = cast("DenseArrayBase[IntegerType]", known).get_values()
@@ -126,11 +148,11 @@ class HostProgram:
         self.entry = entry
         kernels = find_kernels(module)
         #: The kernel each launch runs.
-        self.kernels: dict[gpu.LaunchFuncOp, gpu.FuncOp] = {}
+        self.kernels: dict[gpu.LaunchFuncOp, KernelOp] = {}
         for op in func.body.block.ops:
             self._check(op, kernels)
 
-    def _check(self, op: Operation, kernels: dict[tuple[str, str], gpu.FuncOp]) -> None:
+    def _check(self, op: Operation, kernels: dict[tuple[str, str], KernelOp]) -> None:
         where = f"host function @{self.entry}"
         if isinstance(op, gpu.LaunchFuncOp):
             ref = op.kernel

@@ -23,7 +23,11 @@ Importing this module imports neither llvmlite nor the passes.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
 
 from tcdialect.backend.base import Backend, TargetInfo
 from tcdialect.backend.cuda.options import CudaOptions
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from tcdialect.arguments import Signature
     from tcdialect.backend.base import Launcher
     from tcdialect.poly.schedule import ScheduleOptions
+    from tcdialect.runtime.cuda.driver import CudaDevice
 
 #: What the library and `tc-opt` assume without a device: an H100 (sm_90),
 #: with the limits every sm_90 part shares.
@@ -67,9 +72,12 @@ class CudaBackend(Backend):
     ir_stages = ("gpu", "llvm")
     text_stages = ("llvm-ir", "ptx")
 
+    device_arrays = True
+
     def info(self) -> TargetInfo:
-        # The device is asked by the CUDA runtime; without one, the generic GPU.
-        return GENERIC_GPU
+        """The GPU's `TargetInfo` (device 0, asked through the CUDA runtime),
+        or the generic GPU where there is none (PTX can still be made)."""
+        return _device_info()
 
     def generic_info(self) -> TargetInfo:
         return GENERIC_GPU
@@ -139,12 +147,67 @@ class CudaBackend(Backend):
     def compile(
         self, module: ModuleOp, entry: str, signature: Signature, options: CudaOptions
     ) -> Launcher:
-        raise TCError(
-            "target 'cuda' cannot launch kernels yet (the CUDA runtime is not "
-            "part of this version): use target='cuda-sim', or set "
-            "TCDIALECT_CUDA_SIM=1, to run the same code in the GPU simulator; "
-            "Kernel.ir(..., stage='ptx') shows the PTX"
+        """PTX of the device code, loaded on GPU 0 (`runtime.cuda`); a
+        `TCError` that says what to install where there is no GPU."""
+        from tcdialect.backend.cuda.device import ptx_text
+        from tcdialect.runtime.cuda.driver import cuda_device
+        from tcdialect.runtime.cuda.launcher import CudaLauncher
+
+        device = cuda_device(0)
+        arch = self.arch(options, _info_of(device))
+        return CudaLauncher(
+            module, entry, signature, ptx_text(module, arch), arch, device
         )
+
+    def new_outputs(
+        self,
+        shapes: Sequence[tuple[int, ...]],
+        dtypes: Sequence[Any],
+        inputs: Sequence[Any],
+        bfloat16: Sequence[bool] = (),
+    ) -> list[Any]:
+        """Arrays like the first input in device memory (its library and
+        device), else NumPy arrays."""
+        from tcdialect.arrays import DeviceArray, device_array
+
+        like = next((x for x in inputs if isinstance(x, DeviceArray)), None)
+        if like is None:
+            return super().new_outputs(shapes, dtypes, inputs)
+        from tcdialect.runtime.cuda.launcher import empty_like_kind
+
+        flags = tuple(bfloat16) or (False,) * len(shapes)
+        return [
+            device_array(empty_like_kind(like, tuple(shape), np.dtype(dt), bf))
+            for shape, dt, bf in zip(shapes, dtypes, flags)
+        ]
+
+
+@functools.cache
+def _device_info() -> TargetInfo:
+    from tcdialect.runtime.cuda.driver import cuda_device
+
+    try:
+        return _info_of(cuda_device(0))
+    except TCError:
+        return GENERIC_GPU
+
+
+def _info_of(device: CudaDevice) -> TargetInfo:
+    """A GPU's `TargetInfo`: its architecture (the newest PTX target LLVM
+    knows that it runs, newer GPUs JIT-compiling it), SMs and limits."""
+    from tcdialect.backend.cuda.options import ARCHS
+
+    cc = device.capability[0] * 10 + device.capability[1]
+    runs = [a for a in ARCHS if int(a[3:]) <= cc]
+    arch = runs[-1] if runs else ARCHS[0]
+    return GENERIC_GPU.with_(
+        name=arch,
+        cores=device.multiprocessors,
+        limits={
+            **GENERIC_GPU.limits,
+            "max_shared_memory_optin": device.max_shared_optin,
+        },
+    )
 
 
 class CudaSimBackend(CudaBackend):
@@ -154,6 +217,11 @@ class CudaSimBackend(CudaBackend):
     name = "cuda-sim"
     ir_stages = ("gpu",)
     text_stages = ()
+    device_arrays = False  # it runs on NumPy arrays
+
+    def info(self) -> TargetInfo:
+        # the simulated GPU is the generic one, on every machine
+        return GENERIC_GPU
 
     def compile(
         self, module: ModuleOp, entry: str, signature: Signature, options: CudaOptions

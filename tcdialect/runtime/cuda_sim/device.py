@@ -27,6 +27,7 @@ from tcdialect.dialects import gpu
 from tcdialect.runtime.cuda_sim.interpreter import KernelRun, PreparedKernel
 from tcdialect.runtime.cuda_sim.lanes import Dim3, Lanes
 from tcdialect.runtime.cuda_sim.memory import Buffer, poison
+from tcdialect.runtime.gpu_host import KernelOp
 
 Array = np.ndarray[Any, Any]
 
@@ -50,8 +51,14 @@ class SimDevice:
         self.max_shared_memory = max_shared_memory
         self._prepared: dict[gpu.FuncOp, PreparedKernel] = {}
 
-    def prepare(self, kernel: gpu.FuncOp) -> PreparedKernel:
-        """The kernel checked for what the simulator runs (once per kernel)."""
+    def prepare(self, kernel: KernelOp) -> PreparedKernel:
+        """The kernel checked for what the simulator runs (once per kernel);
+        the simulator runs `gpu.func`s, the `gpu` stage."""
+        if not isinstance(kernel, gpu.FuncOp):
+            raise TCError(
+                f"internal error: the simulator runs the gpu stage, not kernel "
+                f"@{kernel.sym_name.data} at the llvm stage"
+            )
         prepared = self._prepared.get(kernel)
         if prepared is None:
             prepared = PreparedKernel(kernel, self.max_shared_memory)
@@ -65,7 +72,7 @@ class SimDevice:
         pass  # NumPy frees it with its last reference
 
     def launch(
-        self, kernel: gpu.FuncOp, grid: Dim3, block: Dim3, args: list[Any]
+        self, kernel: KernelOp, grid: Dim3, block: Dim3, args: list[Any]
     ) -> None:
         prepared = self.prepare(kernel)
         name = prepared.name

@@ -42,10 +42,14 @@ class SimPlan:
     in_count: int
     stub: None = None
 
-    def run(self, inputs: Sequence[Array], outputs: Sequence[Array]) -> None:
+    def run(
+        self, inputs: Sequence[Array], outputs: Sequence[Array], stream: Any = None
+    ) -> None:
         self.launcher(inputs, outputs, self.sizes)
 
-    def call(self, inputs: Sequence[Any], out: Any) -> list[Array] | None:
+    def call(
+        self, inputs: Sequence[Any], out: Any, stream: Any = None
+    ) -> list[Array] | None:
         return None
 
     def ran(self) -> None:

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU machine's checks in one call (issue 35): test/gpu, the host cost of
+# a cached call, and the GPU benchmark. From the repo root, with the kit in
+# .gpu/ (../shared/gpu/README.md; .gpu/extra holds pytest-xdist):
+#
+#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|all] [BENCH ARGS...]
+#
+# Everything lands in $OUT (default ./device-out): device.txt, test-gpu.txt
+# and test-gpu.xml, cuda_overhead.json, RESULTS-cuda.md and bench-cuda.json.
+set -u
+mode=${1:-all}
+shift || true
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
+{
+  nvidia-smi -L
+  command -v ptxas || ls /usr/local/cuda/bin/ptxas
+  python3 -c 'import torch, numpy; print("torch", torch.__version__, "numpy", numpy.__version__)'
+  python3 -c 'import cupy; print("cupy", cupy.__version__)'
+} >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+if [ "$mode" = tests ] || [ "$mode" = all ]; then
+  start=$(date +%s)
+  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -n "${TEST_WORKERS:-12}" test/gpu \
+    -p no:cacheprovider -rfE --junitxml="$OUT/test-gpu.xml" >"$OUT/test-gpu.txt" 2>&1
+  echo "test/gpu: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/test-gpu.txt"
+  grep -E "passed|failed|error" "$OUT/test-gpu.txt" | tail -3
+  grep -E "^(FAILED|ERROR)" "$OUT/test-gpu.txt" | head -40
+  timeout 120 python3 -m bench.cuda_overhead --out "$OUT" 2>&1 | tail -12
+fi
+if [ "$mode" = bench ] || [ "$mode" = all ]; then
+  timeout "${BENCH_TIMEOUT:-420}" python3 -m bench.cuda --output "$OUT/RESULTS-cuda.md" \
+    --json "$OUT/bench-cuda.json" "$@" 2>&1 | tail -60
+fi

@@ -1,0 +1,284 @@
+"""The CUDA runtime without a GPU: device arrays, errors, and the launch
+plans run against a recording stand-in for the driver.
+
+`FakeLib` answers the driver entry points `runtime.cuda.driver` calls
+through ctypes and records every launch with the arguments it decodes from
+the prepared argument block; `fake_device` is a `CudaDevice` built on it.
+The tests check what the device would be asked to do: which kernels, with
+which grid and block, on which stream, with which pointers and extents.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tcdialect
+from tcdialect.arrays import DeviceArray, device_array
+from tcdialect.diagnostics import TCError
+from tcdialect.runtime.cuda import driver
+
+MATMUL = (
+    "def mm(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
+)
+GATHER = "def gather(float(V, W) In, int32(L) Idx) -> (O) { O(l, w) = In(Idx(l), w) }"
+
+
+class FakeArray:
+    """An array in (pretend) device memory, known by its
+    `__cuda_array_interface__` only."""
+
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        ptr: int,
+        dtype: Any = np.float32,
+        strides: tuple[int, ...] | None = None,
+    ):
+        self.shape, self.dtype = shape, np.dtype(dtype)
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": self.dtype.str,
+            "data": (ptr, False),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+def _deref(p: int, kind: Any) -> int:
+    return ctypes.cast(p, ctypes.POINTER(kind)).contents.value
+
+
+class FakeLib:
+    """The driver entry points the runtime uses, recording launches."""
+
+    def __init__(self) -> None:
+        self.launches: list[dict[str, Any]] = []
+        self.next_ptr = 0x7000_0000
+        self.flag = 0
+        self.freed: list[int] = []
+        self.launch_code = 0
+
+    def cuCtxGetCurrent(self, current: Any) -> int:
+        current._obj.value = 1
+        return 0
+
+    def cuModuleLoadData(self, handle: Any, image: bytes) -> int:
+        handle._obj.value = 0x100
+        return 0
+
+    def cuModuleGetFunction(self, fn: Any, module: Any, name: bytes) -> int:
+        fn._obj.value = 0x200 + len(name)
+        return 0
+
+    def cuLaunchKernel(
+        self,
+        fn: Any,
+        gx: int,
+        gy: int,
+        gz: int,
+        bx: int,
+        by: int,
+        bz: int,
+        shared: int,
+        stream: int,
+        params: Any,
+        extra: Any,
+    ) -> int:
+        self.launches.append(
+            {
+                "grid": (gx, gy, gz),
+                "block": (bx, by, bz),
+                "stream": stream,
+                "params": [
+                    _deref(params[i], ctypes.c_int64) for i in range(len(params))
+                ],
+            }
+        )
+        return self.launch_code
+
+    def cuMemAllocAsync(self, ptr: Any, nbytes: int, stream: int) -> int:
+        ptr._obj.value = self.next_ptr
+        self.next_ptr += 0x10_0000
+        return 0
+
+    def cuMemFreeAsync(self, ptr: int, stream: int) -> int:
+        self.freed.append(ptr)
+        return 0
+
+    def cuMemsetD32Async(self, ptr: int, value: int, count: int, stream: int) -> int:
+        return 0
+
+    def cuMemcpyDtoHAsync_v2(
+        self, host: int, src: int, nbytes: int, stream: int
+    ) -> int:
+        ctypes.cast(host, ctypes.POINTER(ctypes.c_int32)).contents.value = self.flag
+        return 0
+
+    def cuStreamSynchronize(self, stream: int) -> int:
+        return 0
+
+    def cuGetErrorName(self, code: int, name: Any) -> int:
+        name._obj.value = b"CUDA_ERROR_INVALID_HANDLE"
+        return 0
+
+
+class FakeContext:
+    handle = 1
+    pushes = 0
+
+    def push(self) -> None:
+        self.pushes += 1
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLib]:
+    lib = FakeLib()
+    device = driver.CudaDevice(
+        ordinal=0,
+        drv=None,
+        lib=lib,
+        name="Fake H100",
+        capability=(9, 0),  # type: ignore[arg-type]
+        multiprocessors=132,
+        max_shared_optin=227 * 1024,
+        context=FakeContext(),
+    )
+    monkeypatch.setattr(driver, "cuda_device", lambda ordinal=0: device)
+    yield lib
+    tcdialect.clear_cache()
+
+
+def test_device_array_from_the_interface() -> None:
+    d = device_array(FakeArray((3, 4), 4096))
+    assert isinstance(d, DeviceArray)
+    assert (d.ptr, d.shape, d.dtype, d.c_contiguous, d.kind) == (
+        4096,
+        (3, 4),
+        np.float32,
+        True,
+        "cuda",
+    )
+    assert not device_array(FakeArray((3, 4), 4096, strides=(4, 12))).c_contiguous
+    assert device_array(FakeArray((3, 4), 4096, strides=(16, 4))).c_contiguous
+    assert device_array(np.ones(3)) is None and device_array(3.0) is None
+    a, b = device_array(FakeArray((4,), 0)), device_array(FakeArray((4,), 12))
+    assert a is not None and b is not None and a.overlaps(b)
+    c = device_array(FakeArray((4,), 16))
+    assert c is not None and not a.overlaps(c)
+
+
+def test_host_targets_refuse_device_arrays_and_streams() -> None:
+    a, b = FakeArray((3, 4), 4096), np.ones((4, 5), np.float32)
+    for target in ("cpu", "cuda-sim"):
+        with pytest.raises(TCError, match=r"input 'A' \(argument 0\).*in CUDA memory"):
+            tcdialect.define(MATMUL, target=target)(a, b)
+    with pytest.raises(TCError, match="stream= is for GPU targets"):
+        tcdialect.define(MATMUL)(np.ones((3, 4), np.float32), b, stream=1)
+
+
+def test_without_pycuda_the_error_says_what_to_install() -> None:
+    pytest.importorskip("numpy")
+    try:
+        import pycuda.driver  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        pass
+    else:  # pragma: no cover - a GPU machine
+        pytest.skip("pycuda is installed")
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    k = tcdialect.define(MATMUL, target="cuda")
+    with pytest.raises(TCError, match=r"needs pycuda.*tcdialect\[gpu\].*cuda-sim"):
+        k(a, b)
+    assert ".entry" in k.ir(a, b, stage="ptx")  # PTX needs neither
+
+
+def test_launches_with_prepared_arguments(fake: FakeLib) -> None:
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b, c = (
+        FakeArray((64, 32), 0x1000),
+        FakeArray((32, 48), 0x9000),
+        FakeArray((64, 48), 0x20000),
+    )
+    assert k(a, b, out=c) is c
+    assert k(a, b, out=c, stream=77) is c  # the fast path: same plan
+    a2 = FakeArray((64, 32), 0x5_0000)
+    k(a2, b, out=c)
+    assert len(fake.launches) == 3
+    first, second, third = fake.launches
+    assert first["stream"] == 0 and second["stream"] == 77
+    assert first["grid"] == second["grid"] and first["block"] == second["block"]
+    assert first["params"][:3] == [0x1000, 0x9000, 0x20000]  # A, B, C: static extents
+    assert third["params"][:3] == [
+        0x5_0000,
+        0x9000,
+        0x20000,
+    ]
+    gpu = k.ir(
+        np.ones((64, 32), np.float32), np.ones((32, 48), np.float32), stage="gpu"
+    )
+    g, b_ = first["grid"], first["block"]
+    assert "threads in (%" in gpu and b_[0] * b_[1] * b_[2] <= 1024 and g[0] >= 1
+
+
+def test_generic_sizes_pass_extents(fake: FakeLib) -> None:
+    k = tcdialect.define(
+        MATMUL, target="cuda", options=tcdialect.CudaOptions(specialize=False)
+    )
+    k(
+        FakeArray((5, 7), 0x1000),
+        FakeArray((7, 9), 0x2000),
+        out=FakeArray((5, 9), 0x3000),
+    )
+    (launch,) = fake.launches
+    values = launch["params"]
+    assert values[0] == 0x1000
+    assert {5, 7, 9} <= set(values[1:])  # the dynamic extents follow the pointers
+
+
+def test_device_arguments_are_checked(fake: FakeLib) -> None:
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b = FakeArray((64, 32), 0x1000), FakeArray((32, 48), 0x9000)
+    with pytest.raises(TCError, match=r"input 'A' \(argument 0\).*not a contiguous"):
+        k(FakeArray((64, 32), 0x1000, strides=(4, 256)), b)
+    with pytest.raises(TCError, match=r"input 'B' \(argument 1\).*expected float32"):
+        k(a, FakeArray((32, 48), 0x9000, np.float64))
+    with pytest.raises(TCError, match=r"output 'C' \(out\[0\]\).*overlaps"):
+        k(a, b, out=FakeArray((64, 48), 0x1000 + 64))
+    with pytest.raises(TCError, match=r"output 'C' \(out\[0\]\).*expected shape"):
+        k(a, b, out=FakeArray((48, 64), 0x20000))
+    with pytest.raises(TCError, match="stream= must be a CUDA stream"):
+        k(a, b, out=FakeArray((64, 48), 0x20000), stream="s")
+    assert not fake.launches
+
+
+def test_launch_errors_name_the_kernel(fake: FakeLib) -> None:
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b, c = (
+        FakeArray((64, 32), 0x1000),
+        FakeArray((32, 48), 0x9000),
+        FakeArray((64, 48), 0x20000),
+    )
+    fake.launch_code = 400
+    with pytest.raises(
+        TCError, match=r"CUDA_ERROR_INVALID_HANDLE launching kernel @\w+ \(grid"
+    ):
+        k(a, b, out=c)
+    fake.launch_code = 0
+    k(a, b, out=c)  # the next call works
+    assert len(fake.launches) == 2
+
+
+def test_error_flag_names_the_tensor(fake: FakeLib) -> None:
+    k = tcdialect.define(GATHER, target="cuda")
+    table, idx = FakeArray((50, 33), 0x1000), FakeArray((70,), 0x9000, np.int32)
+    out = FakeArray((70, 33), 0x20000)
+    k(table, idx, out=out)
+    assert len(fake.freed) == 1  # the flag, freed in stream order
+    fake.flag = 1
+    with pytest.raises(TCError, match="out-of-bounds read of tensor 'In'"):
+        k(table, idx, out=out)
+    assert len(fake.freed) == 2
