@@ -241,8 +241,43 @@ class Kernel:
     def _tc_module(self) -> ModuleOp:
         return ModuleOp([self.defop.clone()])
 
+    def _disk_slot(self, sizes: Mapping[str, int]) -> tuple[Any, dict[str, Any]] | None:
+        """The persistent cache's store and the key of the code for `sizes`;
+        None when the cache is off (`TCDIALECT_CACHE=0`)."""
+        from tcdialect.cache import CacheStore, kernel_key
+
+        store = CacheStore.from_env()
+        if store is None:
+            return None
+        return store, kernel_key(
+            defop=self.defop,
+            entry=self.entry,
+            dtypes=[str(t.element_type) for t in self.defop.input_types],
+            sizes=sizes if self._specialize else None,
+            backend=self.backend,
+            info=self.lowering.info,
+            options=self.options,
+        )
+
     def _compile(self, sizes: Mapping[str, int]) -> CompiledKernel:
+        """Compiled code for `sizes`: from the persistent cache
+        (`tcdialect.cache`, unless `TCDIALECT_CACHE=0`) when it holds it,
+        else the pipeline runs and the code is stored there."""
+        from tcdialect import cache
+
         start = time.perf_counter()
+        slot = self._disk_slot(sizes)
+        if slot is not None:
+            found = cache.lookup(*slot, self.backend, self.entry, self.options)
+            if found is not None:
+                launcher, signature = found
+                return CompiledKernel(
+                    launcher,
+                    signature,
+                    dict(sizes) if self._specialize else None,
+                    time.perf_counter() - start,
+                )
+        cache.STATS.compiles += 1
         lowering = self.lowering
         ctx = make_context()
         module = self._tc_module()
@@ -265,6 +300,8 @@ class Kernel:
         for stage in stages[stages.index("affine") + 1 :]:
             run_passes(ctx, module, lowering.stage_passes(stage))
         launcher = self.backend.compile(module, self.entry, signature, self.options)
+        if slot is not None:
+            cache.remember(*slot, self.backend, launcher, signature)
         return CompiledKernel(
             launcher,
             signature,
@@ -292,13 +329,21 @@ class Kernel:
         CuPy's for CuPy arrays, else the default stream.
         """
         last = self._last
-        if stream is not None:
-            if not self.backend.device_arrays:
-                raise TCError(
-                    f"stream= is for GPU targets; target '{self.target}' runs "
-                    "on the host"
-                )
-            last = None  # stubs launch on no stream
+        if self.backend.device_arrays:
+            # the last call's plan checks these arguments and launches
+            if (
+                last is not None
+                and self._seen_generation == KERNELS.generation
+                and len(inputs) == last.in_count
+            ):
+                outputs = last.call(inputs, out, stream)
+                if outputs is not None:
+                    return _returned(out, outputs)
+            last = None
+        elif stream is not None:
+            raise TCError(
+                f"stream= is for GPU targets; target '{self.target}' runs on the host"
+            )
         if last is not None and self._seen_generation == KERNELS.generation:
             # the shapes of the last call again: its stub checks and calls
             stub = last.stub

@@ -18,7 +18,11 @@ What a backend says, in the style of Triton's `BaseBackend` and TVM's BYOC:
   `TargetInfo`; the library passes `info()`);
 - `emit`: a text stage of a module at the last IR stage;
 - `compile`: a module at the last IR stage to a `Launcher`, whose plans
-  make calls.
+  make calls;
+- `save`, `load` and `cache_versions`: the compilation cache's view of a
+  target (`tcdialect.cache`): a launcher's code as bytes, bytes back to a
+  launcher in another process, and the versions of the tools that generate
+  the code. By default a target's code is not cached.
 
 Importing this module imports no code generator.
 """
@@ -221,6 +225,30 @@ class Backend(ABC):
         self, module: ModuleOp, entry: str, signature: Signature, options: Any
     ) -> Launcher:
         """Compile `module` (at the last IR stage) and return a launcher of `entry`."""
+
+    def save(self, launcher: Launcher) -> bytes | None:
+        """The code of `launcher` (made by this backend's `compile`) as bytes
+        that `load` turns back into an equivalent launcher in any process
+        whose cache key matches (same target, `TargetInfo`, options and
+        `cache_versions`); None when this target's code is not cached (the
+        default). It must not raise: on any doubt, None."""
+        return None
+
+    def load(
+        self, payload: bytes, entry: str, signature: Signature, options: Any
+    ) -> Launcher | None:
+        """The launcher of `entry` (with the calling convention `signature`,
+        run with `options`) from `save`'s `payload`, without compiling; None
+        when the payload cannot be used here (the caller then compiles).
+        The payload's integrity is checked by the cache; `load` must not
+        raise for a payload it does not accept, and must never return a
+        launcher that computes something other than what `compile` made."""
+        return None
+
+    def cache_versions(self) -> dict[str, str]:
+        """Versions of this target's code generators (LLVM, a CUDA
+        toolkit, ...), by name: part of every cache key of its code."""
+        return {}
 
     def new_outputs(
         self,

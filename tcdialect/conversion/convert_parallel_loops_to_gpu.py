@@ -316,9 +316,9 @@ class _Outliner:
                     dims[axis] = max(dims[axis], size)
                     launch.block = (dims[0], dims[1], dims[2])
             if GPU_REDUCE in loop.attributes and mapped is not None:
-                parts = _reduction(loop)
-                if parts is not None:
-                    shared = _share_reduction(loop, mapped[1], *parts)
+                red = _reduction(loop)
+                if red is not None:
+                    shared = _share_reduction(loop, mapped[1], red)
                     launch.shared.add(shared)
                     launch.divergent.add(shared)
                     continue
@@ -521,12 +521,38 @@ _IDENTITY: dict[str, float | int] = {
 WARP = 32
 
 
-def _reduction(
-    loop: scf.ParallelOp,
-) -> tuple[memref.LoadOp, Operation, memref.StoreOp] | None:
-    """The load of the accumulator, the combining op and the store when the
-    body of `loop` is one reduction of a 32-bit value (`S[i] = S[i] op x`
-    with `i` defined outside the loop and nothing else stored); else None."""
+@dataclass
+class _Reduction:
+    """One reduction in a thread loop: the accumulator's load, the combining
+    op and the store, and the `scf.for`s between the loop and them (outer
+    first)."""
+
+    load: memref.LoadOp
+    combine: Operation
+    store: memref.StoreOp
+    chain: list[scf.ForOp]
+
+
+def _for_chain(body: Block, block: Block | None) -> list[scf.ForOp] | None:
+    """The `scf.for`s (without results) from `body` down to `block`, outer
+    first; None when `block` is not inside `body` through such loops only."""
+    chain: list[scf.ForOp] = []
+    while block is not body:
+        if block is None:
+            return None
+        op = block.parent_op()
+        if not isinstance(op, scf.ForOp) or op.results or op.iter_args:
+            return None
+        chain.append(op)
+        block = op.parent_block()
+    return chain[::-1]
+
+
+def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
+    """The reduction when the body of `loop` is one reduction of a 32-bit
+    value (`S[i] = S[i] op x` with `i` defined outside the loop and nothing
+    else stored), possibly inside `scf.for`s of its own (each thread then
+    accumulates over them too); else None."""
     body = loop.body.block
     writes = [
         o
@@ -538,11 +564,12 @@ def _reduction(
         return None
     store = writes[0]
     combine = store.value.owner
+    chain = _for_chain(body, store.parent_block())
     if (
-        store.parent_block() is not body
+        chain is None
         or not isinstance(combine, Operation)
         or combine.name not in _IDENTITY
-        or combine.parent_block() is not body
+        or combine.parent_block() is not store.parent_block()
         or store.value.type not in (f32, i32)
         or any(not defined_outside(i, loop) for i in store.indices)
     ):
@@ -556,22 +583,45 @@ def _reduction(
         return None
     (load,) = loads
     if (
-        load.parent_block() is not body
+        load.parent_block() is not store.parent_block()
         or tuple(load.indices) != tuple(store.indices)
         or load.res not in combine.operands
         or load.res.uses.get_length() != 1
     ):
         return None
-    return load, combine, store
+    return _Reduction(load, combine, store, chain)
 
 
-def _share_reduction(
-    loop: scf.ParallelOp,
-    axis: int,
-    load: memref.LoadOp,
-    combine: Operation,
-    store: memref.StoreOp,
-) -> scf.ForOp:
+def _accumulate(block: Block, acc: SSAValue, red: _Reduction, depth: int) -> SSAValue:
+    """Turn the reduction at `red.chain[depth:]` inside `block` into a
+    register accumulation whose value on entry to `block` is `acc`; return
+    its value at the end of `block` (the loops of the chain get `acc` as an
+    iteration argument)."""
+    if depth == len(red.chain):
+        load, combine, store = red.load, red.combine, red.store
+        x = next(v for v in combine.operands if v != load.res)
+        partial = combine.clone(value_mapper={load.res: acc, x: x})
+        block.insert_op_before(partial, store)
+        for op in (store, combine, load):
+            op.detach()
+            op.erase(safe_erase=False)
+        return partial.results[0]
+    loop = red.chain[depth]
+    inner = loop.body.block
+    inner_acc = inner.insert_arg(acc.type, 1)
+    end = _accumulate(inner, inner_acc, red, depth + 1)
+    terminator = inner.last_op
+    assert terminator is not None
+    terminator.detach()
+    terminator.erase()
+    inner.add_op(scf.YieldOp(end))
+    region = loop.detach_region(loop.body)
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [acc], region)
+    Rewriter.replace_op(loop, new, new_results=[])
+    return new.results[0]
+
+
+def _share_reduction(loop: scf.ParallelOp, axis: int, red: _Reduction) -> scf.ForOp:
     """Replace `loop` (one reduction, `_reduction`) by a loop in which each
     thread along `axis` accumulates every block_dim-th value in a register,
     then a butterfly of shuffles across the warp, then `S[i] = S[i] op total`
@@ -579,11 +629,14 @@ def _share_reduction(
 
         %p = scf.for %r = lb + tid * step to ub step bdim * step
                  iter_args(%acc = identity) { ...; scf.yield (%acc op x) }
+
+    (the `scf.for`s of `red.chain` inside pass the accumulator along)
         %s16, %ok = gpu.shuffle xor %p, 16, 32 : f32   (then 8, 4, 2, 1)
         ...
         %old = memref.load S[i]; memref.store (%old op total), S[i]
     """
     at = InsertPoint.before(loop)
+    load, combine, store = red.load, red.combine, red.store
     t = store.value.type
     ident = _IDENTITY[combine.name]
     attr: FloatAttr | IntegerAttr
@@ -598,20 +651,17 @@ def _share_reduction(
     lb = arith.AddiOp(loop.lowerBound[0], off := arith.MuliOp(tid, step))
     st = arith.MuliOp(cnt, step)
     Rewriter.insert_op([init, tid, cnt, off, lb, st], at)
-    # the body: the old one without the load, combine and store, then acc op x
+    # the body: the old one accumulating in a register instead of S[i]
     body = loop.body.block
     acc = body.insert_arg(t, 1)
     x = next(v for v in combine.operands if v != load.res)
-    partial = combine.clone(value_mapper={load.res: acc, x: x})
-    for op in (store, combine, load):
-        op.detach()
-        op.erase(safe_erase=False)
+    store_memref, store_indices = store.memref, list(store.indices)
+    end = _accumulate(body, acc, red, 0)
     terminator = body.last_op
     assert terminator is not None
-    body.insert_op_before(partial, terminator)
     terminator.detach()
     terminator.erase()
-    body.add_op(scf.YieldOp(partial.results[0]))
+    body.add_op(scf.YieldOp(end))
     region = loop.detach_region(loop.body)
     new = scf.ForOp(lb, loop.upperBound[0], st, [init], region)
     ops: list[Operation] = [new]
@@ -626,12 +676,12 @@ def _share_reduction(
         ops += [c, shuffle, both]
         value = both.results[0]
         offset //= 2
-    old = memref.LoadOp.get(store.memref, list(store.indices))
+    old = memref.LoadOp.get(store_memref, store_indices)
     total = combine.clone(value_mapper={load.res: old.res, x: value})
     ops += [
         old,
         total,
-        memref.StoreOp.get(total.results[0], store.memref, list(store.indices)),
+        memref.StoreOp.get(total.results[0], store_memref, store_indices),
     ]
     Rewriter.replace_op(loop, ops, new_results=[])
     return new

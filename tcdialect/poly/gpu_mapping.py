@@ -6,7 +6,14 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
 
 1. The statements are fused with `mapping.fusion` (the CPU scheduler's
    `_fuse`: `max`, `preserve3coincident` or `min`); a shared outer loop of
-   `max` becomes an outermost band of its own.
+   `max` becomes an outermost band of its own. When the options leave the
+   strategy to the mapper (None), it is `preserve3coincident`, unless that
+   fuses statements by shifting one after the other along a loop that then
+   runs in order in one thread (a member neither coincident nor along
+   reduction dimensions: softmax's row maximum and `exp` over the row) and
+   no fusion (`min`) has no such loop: then `min`, whose separate nests map
+   the row onto threads. (The CPU keeps the fused order: one core walks a
+   row anyway, and it stays in cache.)
 2. Each outermost band is tiled with `mapping.tile` (member `k` by `tile[k]`,
    0 = not tiled), or, when `tile` is None, the innermost `len(block)`
    leading coincident members (those that go to threads) by `DEFAULT_TILE`,
@@ -26,12 +33,18 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    block size), so every size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
    when the band has at most one leading coincident member, a row
-   reduction): when
+   reduction, or fewer rows (the product of the leading members' extents)
+   than would give each a warp of the GPU's `mapping.fill` threads): when
    the member after the leading coincident ones walks only reduction
    dimensions (`_reduces_along`), it goes to the threads along x, a warp of
    them (`WARP`), marked `/reduce`, and the leading members to y and z.
-   `convert-parallel-loops-to-gpu` turns each such loop whose body is one
-   reduction into per-thread partial results combined across the warp.
+   When all the members after the leading ones walk reduction dimensions,
+   the innermost (the unit-stride subscript, whose loads then coalesce)
+   is moved first and goes to the warp; the others are loops inside it.
+   With few rows, each row is a tile of its own (a block per row, as many
+   blocks as rows). `convert-parallel-loops-to-gpu` turns each such loop
+   whose body is one reduction (inside loops of its own or not) into
+   per-thread partial results combined across the warp.
 5. A band with no leading coincident member is not mapped (its nest runs
    in one thread), unless its first member walks reduction dimensions only
    (a whole-tensor reduction) and reductions are mapped (by default): then
@@ -49,12 +62,14 @@ idle by construction ("launch bounds tightened to what the mapping needs").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import islpy as isl
 
 from tcdialect.poly.schedule import (
+    _band_members,
     _fuse,
     _member_extent,
     _node,
@@ -75,6 +90,8 @@ DEFAULT_TILE = 32
 #: The threads that share a reduction member: one warp, so that the partial
 #: results combine with shuffles within it.
 WARP = 32
+#: The fusion strategy when the options leave it to the mapper.
+DEFAULT_FUSION = "preserve3coincident"
 #: Threads in a block on every CUDA GPU.
 MAX_THREADS = 1024
 AXES = ("x", "y", "z")
@@ -84,13 +101,18 @@ AXES = ("x", "y", "z")
 class GpuMapping:
     """What `map_schedule` needs of `CudaOptions`."""
 
-    fusion: str = "preserve3coincident"
+    #: The fusion strategy; None: the mapper's choice (module docstring).
+    fusion: str | None = None
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
     grid: tuple[int, ...] = (256, 256)
     #: Map a reduction member to threads along x (TC's matchLibraryCalls):
-    #: True, False, or None for when a band has one parallel member only.
+    #: True, False, or None for when a band has one parallel member only or
+    #: too few rows (see `fill`).
     reductions: bool | None = None
+    #: The threads resident on the whole GPU (SMs x threads per SM): a band
+    #: with fewer rows than a warp each would fill has its reduction shared.
+    fill: int = 132 * 2048
 
 
 @dataclass(frozen=True)
@@ -165,6 +187,64 @@ def _mark(
     return node.insert_mark(isl.Id(format_mark(depth, members))).child(0)
 
 
+def _few_rows(node: isl.ScheduleNode, lead: int, mapping: GpuMapping) -> bool:
+    """Whether the band's rows (its `lead` leading members) are too few for
+    a warp each to fill the GPU while each row reduces over more elements
+    than there are rows (group normalisation's 1024 rows of 36864): then
+    each row's reduction is shared by a warp of a block of its own. (A small
+    matmul, with more outputs than terms per output, keeps a thread per
+    output.) Unknown extents are never few."""
+    extents = [_member_extent(node, k) for k in range(node.band_n_member())]
+    names, below = _statement_names(node), node.child(0)
+    while below.get_type() == isl.schedule_node_type.band:
+        if _statement_names(below) != names:
+            break  # (the loops below the band that are the reduction's own)
+        extents += [_member_extent(below, k) for k in range(below.band_n_member())]
+        below = below.child(0)
+    if any(e is None or e <= 0 for e in extents):
+        return False
+    rows = math.prod(e for e in extents[:lead] if e is not None)
+    length = math.prod(e for e in extents[lead:] if e is not None)
+    return rows * WARP <= mapping.fill and length >= rows
+
+
+def _absorb_reductions(
+    node: isl.ScheduleNode, scop: Scop, reductions: dict[str, Reduction]
+) -> isl.ScheduleNode:
+    """Band `node` with the bands below it merged in while they schedule the
+    same statements and walk reduction dimensions only (the reduction's
+    loops, which isl may split into several bands, in one band: reordering
+    them, like sharing them among threads, relies on the reduction being
+    associative and commutative)."""
+    names = _statement_names(node)
+    while True:
+        child = node.child(0)
+        if (
+            child.get_type() != isl.schedule_node_type.band
+            or _statement_names(child) != names
+            or not all(
+                _reduces_along(child, k, scop, reductions)
+                for k in range(child.band_n_member())
+            )
+        ):
+            return node
+        pm, coincident = _band_members(node)
+        inner, _ = _band_members(child)
+        merged = pm.flat_range_product(inner)
+        node = child.delete().parent().delete()
+        node = _set_band(node, merged, [*coincident, *[False] * child.band_n_member()])
+
+
+def _permute(node: isl.ScheduleNode, order: Sequence[int]) -> isl.ScheduleNode:
+    """The permutable band `node` with its members in `order`."""
+    pm, coincident = _band_members(node)
+    members = isl.UnionPwAffList.alloc(node.get_ctx(), len(order))
+    for k in order:
+        members = members.add(pm.get_union_pw_aff(k))
+    permuted = isl.MultiUnionPwAff.from_union_pw_aff_list(pm.get_space(), members)
+    return _set_band(node.delete(), permuted, [coincident[k] for k in order])
+
+
 def _reduces_along(
     node: isl.ScheduleNode, k: int, scop: Scop, reductions: dict[str, Reduction]
 ) -> bool:
@@ -202,7 +282,10 @@ def _map_band(
     """Tile and mark the outermost band `node`; returns a node of the tree."""
     lead = _leading_coincident(node)
     n = node.band_n_member()
-    want = mapping.reductions if mapping.reductions is not None else lead <= 1
+    if mapping.reductions is not None:
+        want = mapping.reductions
+    else:
+        want = lead <= 1 or _few_rows(node, lead, mapping)
     if lead == 0:
         # A whole-tensor reduction: the threads of one block share it.
         if not (want and _reduces_along(node, 0, scop, reductions)):
@@ -215,13 +298,22 @@ def _map_band(
     if not node.band_get_permutable():
         return node
     reduce = want and lead < n and _reduces_along(node, lead, scop, reductions)
+    if reduce and all(
+        _reduces_along(node, k, scop, reductions) for k in range(lead + 1, n)
+    ):
+        node = _absorb_reductions(node, scop, reductions)
+        n = node.band_n_member()
+        # the warp walks the innermost reduction member (the unit-stride
+        # subscript, so that its loads coalesce), the others loop inside it
+        node = _permute(node, [*range(lead), n - 1, *range(lead, n - 1)])
     extents = [_member_extent(node, k) for k in range(n)]
+    few = reduce and _few_rows(node, lead, mapping)
     # The innermost leading members go to threads (y and z only when x
     # shares a reduction), the others to blocks only.
     threads = min(lead, len(mapping.block) - (1 if reduce else 0))
     if mapping.tile is None:
         sizes = [
-            (DEFAULT_TILE if k >= lead - threads else 1) if k < lead else 0
+            (DEFAULT_TILE if k >= lead - threads and not few else 1) if k < lead else 0
             for k in range(n)
         ]
     else:
@@ -262,17 +354,57 @@ def _map_band(
     return rest.insert_mark(isl.Id(mark)).child(0)
 
 
+def _sequential(
+    schedule: isl.Schedule, scop: Scop, reductions: dict[str, Reduction]
+) -> bool:
+    """Whether some band member of `schedule` is neither coincident nor a
+    walk along reduction dimensions: a loop that must run in order in one
+    thread (fusion shifted one statement after another along it)."""
+    found = False
+
+    def visit(node: isl.ScheduleNode) -> bool:
+        nonlocal found
+        if node.get_type() == isl.schedule_node_type.band:
+            for k in range(node.band_n_member()):
+                if not node.band_member_get_coincident(k) and not _reduces_along(
+                    node, k, scop, reductions
+                ):
+                    found = True
+        return not found
+
+    schedule.get_root().foreach_descendant_top_down(visit)
+    return found
+
+
+def _fused_schedule(
+    scop: Scop,
+    deps: isl.UnionMap,
+    context: isl.Set,
+    fusion: str,
+    reductions: dict[str, Reduction],
+) -> isl.Schedule:
+    """The schedule fused with `fusion`, `max`'s shared outer loop as a
+    band of its own."""
+    schedule, prefix = _fuse(scop, deps, context, fusion, 1)
+    if prefix is not None:
+        schedule = _set_band(
+            schedule.get_root().child(0), prefix, [True]
+        ).get_schedule()
+    return schedule
+
+
 def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Schedule:
     """The mapped schedule tree of `scop` (see the module docstring)."""
     if not scop.statements:
         return isl.Schedule.from_domain(scop.domain)
     context = schedule_context(scop)
-    schedule, prefix = _fuse(scop, deps, context, mapping.fusion, 1)
-    if prefix is not None:
-        schedule = _set_band(
-            schedule.get_root().child(0), prefix, [True]
-        ).get_schedule()
     reductions = reduction_loops(scop)
+    fusion = mapping.fusion or DEFAULT_FUSION
+    schedule = _fused_schedule(scop, deps, context, fusion, reductions)
+    if mapping.fusion is None and _sequential(schedule, scop, reductions):
+        unfused = _fused_schedule(scop, deps, context, "min", reductions)
+        if not _sequential(unfused, scop, reductions):
+            schedule = unfused
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
         schedule = _map_band(node, mapping, scop, reductions).get_schedule()

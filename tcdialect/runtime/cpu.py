@@ -367,6 +367,11 @@ class CpuLauncher:
                 argtypes += [ctypes.c_int64] * len(a.dynamic_dims)
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
 
+    @property
+    def owner(self) -> Any:
+        """What holds the code (the backend's compiled module)."""
+        return self._owner
+
     def plan(
         self,
         inputs: Sequence[Array],

@@ -54,26 +54,30 @@ from tcdialect.transforms.affine_isl_schedule import scop_and_dependences
 class AffineGpuMapPass(ModulePass):
     name = "affine-gpu-map"
 
-    fusion: str = "preserve3coincident"
+    #: None: the mapper chooses (poly/gpu_mapping.py).
+    fusion: str | None = None
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
     grid: tuple[int, ...] = (256, 256)
-    #: None (where a band has one parallel member), True or False.
+    #: None (where a band has one parallel member or few rows), True or False.
     reductions: bool | None = None
+    #: Threads resident on the whole GPU (from the `TargetInfo`: SMs x
+    #: threads per SM; the generic GPU's by default).
+    fill: int = 132 * 2048
 
     @classmethod
     def from_options(cls, options: CudaOptions, info: TargetInfo) -> AffineGpuMapPass:
-        del info  # the options are already within every CUDA device's limits
         return cls(
             options.outer_fusion,
             options.tile,
             options.block,
             options.grid,
             options.match_library_calls,
+            info.cores * info.limits.get("max_threads_per_sm", 2048),
         )
 
     def mapping(self) -> GpuMapping:
-        if self.fusion not in FUSIONS:
+        if self.fusion is not None and self.fusion not in FUSIONS:
             raise TCError(
                 f"affine-gpu-map: unknown fusion '{self.fusion}' "
                 f"(expected one of {', '.join(FUSIONS)})"
@@ -85,7 +89,7 @@ class AffineGpuMapPass(ModulePass):
             grid=tuple(self.grid),
         )
         return GpuMapping(
-            self.fusion, opts.tile, opts.block, opts.grid, self.reductions
+            self.fusion, opts.tile, opts.block, opts.grid, self.reductions, self.fill
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

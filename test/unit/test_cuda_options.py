@@ -15,7 +15,7 @@ from tcdialect.backend.registry import get_backend
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("outer_fusion", "most", "CudaOptions.outer_fusion must be one of"),
+        ("outer_fusion", "most", "CudaOptions.outer_fusion must be None or one of"),
         ("intra_tile_fusion", 3, "CudaOptions.intra_tile_fusion must be one of"),
         ("tile", (32, -1), "CudaOptions.tile must be integers >= 0"),
         ("tile", "32", "CudaOptions.tile must be a tuple of integers"),

@@ -17,7 +17,16 @@
 4. verifies, optimises with LLVM's default `O<opt_level>` pipeline (loop and
    SLP vectorisation on) for the host CPU and its features (with AVX-512,
    512-bit vectors preferred over LLVM's 256-bit tuning), and JIT-compiles
-   with MCJIT.
+   with MCJIT, keeping the object code MCJIT made.
+
+`CpuModule.payload()` is that object code with what a loader needs (the
+functions, the renamed ones, the external symbols); `load_cpu(payload)` links
+it into a new MCJIT engine without the pipeline or LLVM's optimiser, in this
+or another process (the compilation cache, `tcdialect.cache`). The object
+code refers to the process-wide team runtime and to C library functions by
+name: `load_cpu` sets up the team first and checks every external symbol
+with the JIT's own lookup, and gives None (compile afresh) when one is
+missing, since MCJIT would abort the process on it.
 
 The LLVM set-up (native target, host CPU name and features, libgomp, the
 team engine) happens once per process, on first use. One lock serialises
@@ -31,13 +40,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import json
 import os
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from llvmlite import binding, ir
 from xdsl.dialects.builtin import ModuleOp
 
+from tcdialect.backend.cpu.object_code import undefined_symbols
 from tcdialect.backend.llvm import LLVM_LOCK, to_llvmlite
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tcrt import (
@@ -361,8 +373,10 @@ class CpuModule:
     `address(name)` is the entry address of a function defined in the module
     (call it through ctypes with the llvm-stage ABI); `set_num_threads(n)`
     sets the team size of this module's `__tc_parallel_for` (default 1).
-    `llvm_ir` is the optimised IR (runtime included); `asm` its host assembly,
-    made on first access.
+    `llvm_ir` is the optimised IR (runtime included), "" for a module loaded
+    from object code (`load_cpu`); `asm` its host assembly, made on first
+    access. `object_code` is the object file MCJIT linked (None if it made
+    none), `payload()` the bytes `load_cpu` takes.
     """
 
     llvm_ir: str
@@ -372,6 +386,7 @@ class CpuModule:
     _renamed: dict[str, str] = field(repr=False)
     _num_threads: Any = field(repr=False)
     _asm: str | None = field(default=None, repr=False)
+    object_code: bytes | None = field(default=None, repr=False)
 
     @property
     def functions(self) -> frozenset[str]:
@@ -399,12 +414,42 @@ class CpuModule:
 
     @property
     def asm(self) -> str:
-        """Host assembly of the optimised module."""
+        """Host assembly of the optimised module (`TCError` for a module
+        loaded from object code, which has no IR)."""
         if self._asm is None:
+            if not self.llvm_ir:
+                raise TCError("a kernel loaded from the cache has no LLVM IR")
             with _LOCK:
                 tm = _target_machine(self.opt_level, jit=False)
                 self._asm = tm.emit_assembly(binding.parse_assembly(self.llvm_ir))
         return self._asm
+
+    def payload(self) -> bytes | None:
+        """The object code and what `load_cpu` needs to link it (see
+        `PAYLOAD_MAGIC`); None without object code or when its external
+        symbols cannot be read (a format other than 64-bit ELF)."""
+        if self.object_code is None:
+            return None
+        undefined = undefined_symbols(self.object_code)
+        if undefined is None:
+            return None
+        meta = json.dumps(
+            {
+                "opt_level": self.opt_level,
+                "functions": sorted(self._functions),
+                "renamed": self._renamed,
+                "undefined": undefined,
+            },
+            sort_keys=True,
+        ).encode()
+        return _PAYLOAD_PREFIX.pack(PAYLOAD_MAGIC, len(meta)) + meta + self.object_code
+
+
+PAYLOAD_MAGIC = b"TCPU0001"
+"""`CpuModule.payload()` is `PAYLOAD_MAGIC`, the length of a JSON header
+(u32, little-endian), the header (`opt_level`, `functions`, `renamed`, the
+`undefined` external symbols), then the object file."""
+_PAYLOAD_PREFIX = struct.Struct("<8sI")
 
 
 def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
@@ -426,11 +471,61 @@ def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
             if not f.is_declaration
         )
         engine = binding.create_mcjit_compiler(llvm_mod, tm)
+        objects: list[bytes] = []
+        engine.set_object_cache(lambda _module, obj: objects.append(bytes(obj)))
         engine.finalize_object()
         num_threads = ctypes.c_int32.from_address(
             engine.get_global_value_address(NUM_THREADS_SYMBOL)
         )
-    return CpuModule(llvm_ir, opt_level, engine, functions, renamed, num_threads)
+    return CpuModule(
+        llvm_ir,
+        opt_level,
+        engine,
+        functions,
+        renamed,
+        num_threads,
+        object_code=objects[0] if len(objects) == 1 else None,
+    )
+
+
+def load_cpu(payload: bytes) -> CpuModule | None:
+    """The module of `CpuModule.payload()`'s bytes, linked into this process
+    without compiling; None when `payload` is not such bytes or an external
+    symbol it needs is not in this process (see the module docstring)."""
+    try:
+        magic, length = _PAYLOAD_PREFIX.unpack_from(payload)
+        start = _PAYLOAD_PREFIX.size
+        meta = json.loads(payload[start : start + length])
+        opt_level = int(meta["opt_level"])
+        functions = frozenset(str(f) for f in meta["functions"])
+        renamed = {str(k): str(v) for k, v in meta["renamed"].items()}
+        undefined = [str(name) for name in meta["undefined"]]
+    except (struct.error, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    obj = payload[start + length :]
+    if magic != PAYLOAD_MAGIC or not 0 <= opt_level <= 3 or not obj:
+        return None
+    with _LOCK:
+        _host()  # the team runtime's symbol, which the code calls
+        if not all(binding.address_of_symbol(name) for name in undefined):
+            return None
+        tm = _target_machine(opt_level, jit=True)
+        empty = binding.parse_assembly("")
+        empty.triple = tm.triple
+        empty.data_layout = str(tm.target_data)
+        engine = binding.create_mcjit_compiler(empty, tm)
+        try:
+            engine.add_object_file(binding.ObjectFileRef.from_data(obj))
+        except RuntimeError:
+            return None
+        engine.finalize_object()
+        address = engine.get_global_value_address(NUM_THREADS_SYMBOL)
+        if not address:
+            return None
+        num_threads = ctypes.c_int32.from_address(address)
+    return CpuModule(
+        "", opt_level, engine, functions, renamed, num_threads, object_code=obj
+    )
 
 
 def jit_llvm_ir(text: str) -> binding.ExecutionEngine:

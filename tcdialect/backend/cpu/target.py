@@ -14,6 +14,8 @@ scheduler's threads and tile policy from the options and that `TargetInfo`.
 Text stages: `llvm-ir` (LLVM IR before optimisation) and `asm` (host assembly
 after O3). `compile` JIT-compiles the `llvm` stage and returns a
 `CpuLauncher` whose plans call through ctypes or a compiled call stub.
+`save` gives its object code (`CpuModule.payload`), `load` links such bytes
+into this process without compiling (`load_cpu`), for the compilation cache.
 
 Importing this module imports neither llvmlite nor the passes.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tcdialect.backend.base import Backend, TargetInfo
+from tcdialect.backend.base import Backend, Launcher, TargetInfo
 from tcdialect.backend.cpu.options import CpuOptions
 from tcdialect.diagnostics import TCError
 
@@ -144,3 +146,37 @@ class CpuBackend(Backend):
         return CpuLauncher(
             cpu.address(entry), signature, owner=cpu, make_stub=compile_call_stub
         )
+
+    def save(self, launcher: Launcher) -> bytes | None:
+        from tcdialect.backend.cpu.jit import CpuModule
+        from tcdialect.runtime.cpu import CpuLauncher
+
+        if not isinstance(launcher, CpuLauncher):
+            return None
+        owner = launcher.owner
+        return owner.payload() if isinstance(owner, CpuModule) else None
+
+    def load(
+        self, payload: bytes, entry: str, signature: Signature, options: CpuOptions
+    ) -> CpuLauncher | None:
+        from tcdialect.backend.cpu.call_stub import compile_call_stub
+        from tcdialect.backend.cpu.jit import load_cpu
+        from tcdialect.runtime.cpu import CpuLauncher
+
+        cpu = load_cpu(payload)
+        if cpu is None or entry not in cpu.functions:
+            return None
+        address = cpu.address(entry)
+        if not address:
+            return None
+        cpu.set_num_threads(self.threads(options, self.info()))
+        return CpuLauncher(address, signature, owner=cpu, make_stub=compile_call_stub)
+
+    def cache_versions(self) -> dict[str, str]:
+        import llvmlite
+        from llvmlite import binding
+
+        return {
+            "llvmlite": llvmlite.__version__,
+            "llvm": ".".join(str(n) for n in binding.llvm_version_info),
+        }

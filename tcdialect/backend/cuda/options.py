@@ -61,7 +61,9 @@ class CudaOptions:
 
     outer_fusion, intra_tile_fusion: the isl scheduler's fusion strategy for
         the whole definition and inside a tile ("max", "preserve3coincident",
-        "min"). The point loops are not rescheduled yet: they keep the
+        "min"). `outer_fusion` None (the default) lets the mapper choose:
+        "preserve3coincident", or "min" where that fusion would leave a
+        loop running in order in one thread (poly/gpu_mapping.py). The point loops are not rescheduled yet: they keep the
         outer schedule's order whatever `intra_tile_fusion` says (TC too
         skips the rescheduling when both are equal, as they are by default).
     tile: tile sizes of the outermost band's members (0 = that member is not
@@ -104,7 +106,7 @@ class CudaOptions:
     arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).
     """
 
-    outer_fusion: str = "preserve3coincident"
+    outer_fusion: str | None = None
     intra_tile_fusion: str = "preserve3coincident"
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
@@ -123,10 +125,18 @@ class CudaOptions:
     arch: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("outer_fusion", "intra_tile_fusion"):
-            v = getattr(self, name)
-            if v not in FUSIONS:
-                raise _err(name, v, f"one of {', '.join(FUSIONS)}")
+        if self.outer_fusion is not None and self.outer_fusion not in FUSIONS:
+            raise _err(
+                "outer_fusion",
+                self.outer_fusion,
+                f"None or one of {', '.join(FUSIONS)}",
+            )
+        if self.intra_tile_fusion not in FUSIONS:
+            raise _err(
+                "intra_tile_fusion",
+                self.intra_tile_fusion,
+                f"one of {', '.join(FUSIONS)}",
+            )
         set_ = lambda n, v: object.__setattr__(self, n, v)  # noqa: E731
         if self.tile is not None:
             set_("tile", _sizes("tile", self.tile, 0))

@@ -57,6 +57,7 @@ GENERIC_GPU = TargetInfo(
         "max_shared_memory": 48 * 1024,
         "max_shared_memory_optin": 227 * 1024,
         "registers_per_block": 65536,
+        "max_threads_per_sm": 2048,
         "max_grid_x": 2**31 - 1,
         "max_grid_y": 65535,
         "max_grid_z": 65535,
@@ -206,6 +207,7 @@ def _info_of(device: CudaDevice) -> TargetInfo:
         limits={
             **GENERIC_GPU.limits,
             "max_shared_memory_optin": device.max_shared_optin,
+            "max_threads_per_sm": device.threads_per_sm,
         },
     )
 

@@ -142,28 +142,37 @@ class CudaDevice:
     multiprocessors: int
     max_shared_optin: int
     context: Any
+    threads_per_sm: int = 2048
     _ready: threading.local = field(default_factory=threading.local, repr=False)
 
     @property
     def arch(self) -> str:
         return f"sm_{self.capability[0]}{self.capability[1]}"
 
-    def make_current(self) -> None:
+    def enter(self) -> None:
+        """Make the primary context current in this thread if this thread
+        never did (the launch path: a launch that fails because another
+        context became current calls `make_current` and tries again)."""
+        if not getattr(self._ready, "pushes", 0):
+            self.make_current()
+
+    def make_current(self) -> bool:
         """Make the primary context current in this thread: pushed on
         pycuda's stack once per thread (pycuda's allocations need it there),
-        and again if someone made another context current since. The main
-        thread's pushes are popped at exit (pycuda aborts the process when
-        its stack is not empty then)."""
+        and again if someone made another context current since. Returns
+        whether it pushed. The main thread's pushes are popped at exit
+        (pycuda aborts the process when its stack is not empty then)."""
         local = self._ready
         if getattr(local, "pushes", 0):
             current = ctypes.c_void_p()
             self.lib.cuCtxGetCurrent(ctypes.byref(current))
             if current.value == getattr(self.context, "handle", current.value):
-                return
+                return False
         self.context.push()
         local.pushes = getattr(local, "pushes", 0) + 1
         if local.pushes == 1 and threading.current_thread() is threading.main_thread():
             atexit.register(self._pop_all, local)
+        return True
 
     def _pop_all(self, local: threading.local) -> None:
         for _ in range(getattr(local, "pushes", 0)):
@@ -286,6 +295,9 @@ def cuda_device(ordinal: int = 0) -> CudaDevice:
                 )
             ),
             context=context,
+            threads_per_sm=int(
+                attrs[drv.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR]
+            ),
         )
         _DEVICES[ordinal] = device
         return device

@@ -230,6 +230,7 @@ class CudaPlan:
     out_shapes: tuple[tuple[int, ...], ...]
     out_dtypes: tuple[np.dtype[Any], ...]
     in_shapes: tuple[tuple[int, ...], ...]
+    in_dtypes: tuple[np.dtype[Any], ...]
     in_nbytes: tuple[int, ...]
     in_count: int
     steps: list[Step]
@@ -239,6 +240,8 @@ class CudaPlan:
     out_bfloat16: tuple[bool, ...]
     stub: None = None
     _torch_out: list[Any] | None = field(default=None, repr=False)
+    #: The PyTorch dtypes of the inputs, learnt from a checked call.
+    _torch_in: list[Any] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -------------------------------------------------------------- general
@@ -249,6 +252,10 @@ class CudaPlan:
         device = self.launcher.device
         device.make_current()
         handle = stream_handle(stream, [*inputs, *outputs])
+        if self._torch_in is None and all(
+            isinstance(x, DeviceArray) and x.kind == "torch" for x in inputs
+        ):
+            self._torch_in = [x.owner.dtype for x in inputs]  # checked ones
         ptrs = [0] * self.buffers
         copies: list[Any] = []  # pycuda allocations of NumPy arguments
         back: list[tuple[Array, Any]] = []
@@ -293,7 +300,13 @@ class CudaPlan:
         like: DeviceArray | None = None
         for i, x in enumerate(inputs):
             d = device_array(x)
-            if d is None or not d.c_contiguous or d.shape != self.in_shapes[i]:
+            if (
+                d is None
+                or not d.c_contiguous
+                or d.shape != self.in_shapes[i]
+                or d.dtype != self.in_dtypes[i]
+                or d.bfloat16 != self.launcher.in_bfloat16[i]
+            ):
                 return None
             if d.device != self.launcher.device.ordinal:
                 return None
@@ -330,7 +343,7 @@ class CudaPlan:
                 if self._overlaps(ptrs, n + j, d.ptr):
                     return None  # the general path says so
                 ptrs[n + j] = d.ptr
-        self.launcher.device.make_current()
+        self.launcher.device.enter()
         self._launch(ptrs, stream_handle(stream, inputs), wait=False)
         return outputs
 
@@ -340,10 +353,14 @@ class CudaPlan:
         """`call` on PyTorch tensors, through their own accessors (a tenth
         of the cost of the protocols)."""
         tensor, ordinal = torch.Tensor, self.launcher.device.ordinal
+        in_dtypes = self._torch_in
+        if in_dtypes is None:
+            return None  # not yet learnt: the general path checks
         ptrs = [0] * self.buffers
         for i, x in enumerate(inputs):
             if (
                 type(x) is not tensor
+                or x.dtype is not in_dtypes[i]
                 or x.get_device() != ordinal
                 or not x.is_contiguous()
                 or x.shape != self.in_shapes[i]
@@ -381,7 +398,7 @@ class CudaPlan:
             handle = _torch_stream(torch, ordinal)
         else:
             handle = stream_handle(stream, inputs)
-        self.launcher.device.make_current()
+        self.launcher.device.enter()
         self._launch(ptrs, handle, wait=False)
         return outputs
 
@@ -446,6 +463,12 @@ class CudaPlan:
                             step.function, g[0], g[1], g[2], b[0], b[1], b[2],
                             0, stream, step.params, None,
                         )  # fmt: skip
+                        if code != 0 and device.make_current():
+                            # another context was current: launch again
+                            code = lib.cuLaunchKernel(
+                                step.function, g[0], g[1], g[2], b[0], b[1], b[2],
+                                0, stream, step.params, None,
+                            )  # fmt: skip
                         if code != 0:
                             raise TCError(
                                 f"CUDA error {error_name(lib, code)} launching "
@@ -510,12 +533,16 @@ class CudaLauncher:
             for op, kernel in self.program.kernels.items()
         }
         self.module = self.device.load(ptx, arch, sorted(self.operand_types))
-        #: Which outputs are bfloat16 (allocated as such in PyTorch).
-        self.out_bfloat16 = tuple(
-            isinstance(t, MemRefType) and isinstance(t.element_type, BFloat16Type)
+        #: Which inputs and outputs are bfloat16 (PyTorch has the type).
+        bf16 = [
+            (
+                a.kind,
+                isinstance(t, MemRefType) and isinstance(t.element_type, BFloat16Type),
+            )
             for a, t in zip(signature.args, self.program.func.function_type.inputs.data)
-            if a.kind == "output"
-        )
+        ]
+        self.in_bfloat16 = tuple(b for kind, b in bf16 if kind == "input")
+        self.out_bfloat16 = tuple(b for kind, b in bf16 if kind == "output")
 
     def check_device(self, x: DeviceArray) -> None:
         if x.device != self.device.ordinal:
@@ -554,6 +581,7 @@ class CudaLauncher:
             tuple(tuple(s) for s in out_shapes),
             tuple(np.dtype(dt) for dt in out_dtypes),
             tuple(tuple(x.shape) for x in inputs),
+            tuple(np.dtype(x.dtype) for x in inputs),
             tuple(int(x.nbytes) for x in inputs),
             len(inputs),
             recorder.steps,
