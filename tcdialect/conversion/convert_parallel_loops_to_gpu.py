@@ -88,7 +88,7 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable, is_side_effect_free
@@ -318,7 +318,7 @@ class _Outliner:
             if GPU_REDUCE in loop.attributes and mapped is not None:
                 red = _reduction(loop)
                 if red is not None:
-                    shared = _share_reduction(loop, mapped[1], red)
+                    shared = _share_reduction(loop, mapped[1], mapped[2], red, launch)
                     launch.shared.add(shared)
                     launch.divergent.add(shared)
                     continue
@@ -436,6 +436,8 @@ class _Launch:
     divergent: set[Operation] = field(default_factory=set[Operation])
     #: the loops of shared reductions (their threads along x share one)
     shared: set[Operation] = field(default_factory=set[Operation])
+    #: ops whose stores each thread makes itself (not to be guarded)
+    own_stores: set[Operation] = field(default_factory=set[Operation])
 
 
 def _plan(
@@ -621,7 +623,9 @@ def _accumulate(block: Block, acc: SSAValue, red: _Reduction, depth: int) -> SSA
     return new.results[0]
 
 
-def _share_reduction(loop: scf.ParallelOp, axis: int, red: _Reduction) -> scf.ForOp:
+def _share_reduction(
+    loop: scf.ParallelOp, axis: int, size: int, red: _Reduction, launch: _Launch
+) -> scf.ForOp:
     """Replace `loop` (one reduction, `_reduction`) by a loop in which each
     thread along `axis` accumulates every block_dim-th value in a register,
     then a butterfly of shuffles across the warp, then `S[i] = S[i] op total`
@@ -629,23 +633,19 @@ def _share_reduction(loop: scf.ParallelOp, axis: int, red: _Reduction) -> scf.Fo
 
         %p = scf.for %r = lb + tid * step to ub step bdim * step
                  iter_args(%acc = identity) { ...; scf.yield (%acc op x) }
-
-    (the `scf.for`s of `red.chain` inside pass the accumulator along)
         %s16, %ok = gpu.shuffle xor %p, 16, 32 : f32   (then 8, 4, 2, 1)
         ...
         %old = memref.load S[i]; memref.store (%old op total), S[i]
+
+    The `scf.for`s of `red.chain` inside pass the accumulator along. When
+    `size` threads along x share the reduction, more than a warp, each
+    warp's total goes through shared memory to the first warp, which
+    combines them with a second butterfly (`_across_warps`).
     """
     at = InsertPoint.before(loop)
     load, combine, store = red.load, red.combine, red.store
     t = store.value.type
-    ident = _IDENTITY[combine.name]
-    attr: FloatAttr | IntegerAttr
-    if isinstance(t, Float32Type):
-        attr = FloatAttr(float(ident), t)
-    else:
-        assert isinstance(t, IntegerType)
-        attr = IntegerAttr(int(ident), t)
-    init = arith.ConstantOp(attr)
+    init = _identity(combine, t)
     tid, cnt = gpu.ThreadIdOp(AXES[axis]), gpu.BlockDimOp(AXES[axis])
     step = loop.step[0]
     lb = arith.AddiOp(loop.lowerBound[0], off := arith.MuliOp(tid, step))
@@ -676,6 +676,8 @@ def _share_reduction(loop: scf.ParallelOp, axis: int, red: _Reduction) -> scf.Fo
         ops += [c, shuffle, both]
         value = both.results[0]
         offset //= 2
+    if size > WARP:
+        value = _across_warps(ops, value, size // WARP, combine, (load.res, x), launch)
     old = memref.LoadOp.get(store_memref, store_indices)
     total = combine.clone(value_mapper={load.res: old.res, x: value})
     ops += [
@@ -685,6 +687,68 @@ def _share_reduction(loop: scf.ParallelOp, axis: int, red: _Reduction) -> scf.Fo
     ]
     Rewriter.replace_op(loop, ops, new_results=[])
     return new
+
+
+def _identity(combine: Operation, t: Attribute) -> arith.ConstantOp:
+    """The identity of `combine` (one of `_IDENTITY`) as a constant of type `t`."""
+    ident = _IDENTITY[combine.name]
+    if isinstance(t, Float32Type):
+        return arith.ConstantOp(FloatAttr(float(ident), t))
+    assert isinstance(t, IntegerType)
+    return arith.ConstantOp(IntegerAttr(int(ident), t))
+
+
+def _across_warps(
+    ops: list[Operation],
+    value: SSAValue,
+    warps: int,
+    combine: Operation,
+    operands: tuple[SSAValue, SSAValue],
+    launch: _Launch,
+) -> SSAValue:
+    """Append to `ops` the combine of the `warps` warps' totals (`value` in
+    every lane of each warp, `warps` a power of two up to 32) across the
+    block; return the block's total (valid in the first warp)::
+
+        %buf = memref.alloca() : memref<8xf32, 3>
+        scf.if (tid % 32 == 0) { memref.store %value, %buf[tid / 32] }
+        %v = select(tid < 8, %buf[min(tid, 7)], identity)
+        (a butterfly of 4, 2, 1 over %v)
+
+    `_guard_and_sync` puts the barrier after the stores and another at the
+    end of an enclosing loop's iteration (before the buffer is reused)."""
+    t = value.type
+    buf = memref.AllocaOp.get(t, shape=[warps], memory_space=IntegerAttr(3, 32))
+    tid = gpu.ThreadIdOp("x")
+    c32, last = _const_op(WARP), _const_op(warps - 1)
+    lane = arith.RemUIOp(tid, c32)
+    warp = arith.DivUIOp(tid, c32)
+    zero = _const_op(0)
+    first = arith.CmpiOp(lane, zero, "eq")
+    guard = scf.IfOp(first, [], [memref.StoreOp.get(value, buf, [warp]), scf.YieldOp()])
+    launch.own_stores.add(guard)
+    index = arith.MinUIOp(tid, last)
+    part = memref.LoadOp.get(buf, [index])
+    count = _const_op(warps)
+    has = arith.CmpiOp(tid, count, "ult")
+    identity = _identity(combine, t)
+    pick = arith.SelectOp(has, part.res, identity)
+    ops += [buf, tid, c32, last, lane, warp, zero, first, guard, index, part]
+    ops += [count, has, identity, pick]
+    v: SSAValue = pick.result
+    width = arith.ConstantOp.from_int_and_width(WARP, 32)
+    ops.append(width)
+    offset = warps // 2
+    while offset:
+        c = arith.ConstantOp.from_int_and_width(offset, 32)
+        shuffle = gpu.ShuffleOp("xor", v, c, width)
+        both = combine.clone(
+            value_mapper={operands[0]: v, operands[1]: shuffle.shuffleResult}
+        )
+        ops += [c, shuffle, both]
+        v = both.results[0]
+        offset //= 2
+    return v
 
 
 def _only_for(store: Operation) -> list[Operation]:
@@ -737,6 +801,8 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
     for store in [o for o in entry.walk() if isinstance(o, memref.StoreOp)]:
         covered: set[int] = set()
         parent = store.parent_op()
+        if any(o in launch.own_stores for o in _ancestors(store)):
+            continue
         while parent is not None:
             if isinstance(parent, scf.ForOp) and parent in thread_loops:
                 covered.add(thread_loops[parent])
@@ -790,6 +856,13 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
             Rewriter.insert_op(_sync(warp), InsertPoint.before(last))
 
     region(entry, False)
+
+
+def _ancestors(op: Operation) -> Iterable[Operation]:
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
 
 
 def _sync(warp: bool) -> list[Operation]:

@@ -42,13 +42,15 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    the innermost (the unit-stride subscript, whose loads then coalesce)
    is moved first and goes to the warp; the others are loops inside it.
    With few rows, each row is a tile of its own (a block per row, as many
-   blocks as rows). `convert-parallel-loops-to-gpu` turns each such loop
+   blocks as rows), and the row's reduction is shared by as many warps as
+   fill the GPU and the reduction member has elements for (`_warps`, at most
+   32): their totals meet in shared memory. `convert-parallel-loops-to-gpu` turns each such loop
    whose body is one reduction (inside loops of its own or not) into
    per-thread partial results combined across the warp.
 5. A band with no leading coincident member is not mapped (its nest runs
    in one thread), unless its first member walks reduction dimensions only
    (a whole-tensor reduction) and reductions are mapped (by default): then
-   a warp of one block shares it (`/reduce` on `thread_x`). Combining the
+   the warps of one block share it (`/reduce` on `thread_x`, `_warps`). Combining the
    partial results of several blocks (atomics or a second kernel) is not
    done yet.
 
@@ -291,8 +293,9 @@ def _map_band(
         if not (want and _reduces_along(node, 0, scop, reductions)):
             return node
         first = _split(node, 1)
+        threads = WARP * _warps([_member_extent(first, 0)], 0, mapping)
         mark = format_mark(
-            first.get_schedule_depth(), [MemberMap("thread_x", WARP, True)]
+            first.get_schedule_depth(), [MemberMap("thread_x", threads, True)]
         )
         return first.insert_mark(isl.Id(mark)).child(0)
     if not node.band_get_permutable():
@@ -350,8 +353,28 @@ def _map_band(
         room //= limits[-1]
     point = _mark(point, "thread", spans, limits, first_axis=1)
     rest = _split(point.child(0), 1)
-    mark = format_mark(rest.get_schedule_depth(), [MemberMap("thread_x", WARP, True)])
+    # (several warps along x only while a block holds one row: the warps'
+    # totals meet in one shared buffer per block)
+    alone = few and all(span == 1 for span in spans)
+    threads = WARP * (_warps(extents, lead, mapping) if alone else 1)
+    mark = format_mark(
+        rest.get_schedule_depth(), [MemberMap("thread_x", threads, True)]
+    )
     return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def _warps(extents: Sequence[int | None], lead: int, mapping: GpuMapping) -> int:
+    """The warps that share each row's reduction when rows are few: enough
+    for the rows' blocks to fill the GPU, no more than the reduction member
+    (the one the threads walk) has elements for, at most a block's worth;
+    a power of two (their totals combine in a butterfly)."""
+    rows = math.prod(e or 1 for e in extents[:lead])
+    walked = extents[lead] or WARP
+    want = min(MAX_THREADS // WARP, mapping.fill // (rows * WARP), -(-walked // WARP))
+    warps = 1
+    while warps * 2 <= want:
+        warps *= 2
+    return warps
 
 
 def _sequential(

@@ -6,6 +6,7 @@ call working.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -139,15 +140,15 @@ def test_a_refused_launch_is_an_error_and_the_next_call_works() -> None:
     # (CUDA_ERROR_INVALID_VALUE), which leaves the context usable.
     plans = {id(p): p for p in k._plans.values() if isinstance(p, CudaPlan)}
     (plan,) = plans.values()
-    launch = next(s for s in plan.steps if isinstance(s, _Launch))
+    i, launch = next((i, s) for i, s in enumerate(plan.steps) if isinstance(s, _Launch))
     block = launch.block
     assert block[0] * block[1] * block[2] < 1024
-    launch.block = (1024, 1, 1)
+    plan.steps[i] = dataclasses.replace(launch, block=(1024, 1, 1))
     try:
         with pytest.raises(TCError, match=r"CUDA error \w+ launching kernel @\w+"):
             k(ta, tb)
     finally:
-        launch.block = block
+        plan.steps[i] = launch
     np.testing.assert_allclose(k(ta, tb).cpu().numpy(), want, rtol=1e-5, atol=1e-5)
 
 

@@ -132,6 +132,11 @@ class _Launch:
     values: list[Any]
     #: (slot, buffer index) of each pointer argument.
     slots: list[tuple[ctypes.c_uint64, int]]
+    #: cuLaunchKernel's arguments before the stream.
+    head: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.head = (self.function, *self.grid, *self.block, 0)
 
     def describe(self) -> str:
         return f"kernel @{self.name} (grid {self.grid}, block {self.block})"
@@ -437,9 +442,33 @@ class CudaPlan:
 
     # -------------------------------------------------------------- launch
 
+    def _start(self, step: _Launch, stream: int) -> None:
+        """Launch `step` (its slots filled) on `stream`; a `TCError` naming
+        it when the driver refuses."""
+        device = self.launcher.device
+        lib = device.lib
+        code = lib.cuLaunchKernel(*step.head, stream, step.params, None)
+        if code != 0 and device.make_current():
+            # another context was current: launch again
+            code = lib.cuLaunchKernel(*step.head, stream, step.params, None)
+        if code != 0:
+            raise TCError(
+                f"CUDA error {error_name(lib, code)} launching "
+                f"{step.describe()} of @{self.launcher.entry}"
+            )
+
     def _launch(self, ptrs: list[int], stream: int, wait: bool) -> None:
         """Run the steps on `stream` with these buffers; wait for the stream
         when asked to or when the error flag must be read."""
+        steps = self.steps
+        if len(steps) == 1 and self.error is None and not wait:
+            step = steps[0]  # one launch, nothing to allocate: the short way
+            if isinstance(step, _Launch):
+                with self._lock:
+                    for slot, index in step.slots:
+                        slot.value = ptrs[index]
+                    self._start(step, stream)
+                return
         launcher = self.launcher
         device, lib = launcher.device, launcher.device.lib
         flag = np.zeros(1, np.int32) if self.error is not None else None
@@ -458,22 +487,7 @@ class CudaPlan:
                     if isinstance(step, _Launch):
                         for slot, index in step.slots:
                             slot.value = ptrs[index]
-                        g, b = step.grid, step.block
-                        code = lib.cuLaunchKernel(
-                            step.function, g[0], g[1], g[2], b[0], b[1], b[2],
-                            0, stream, step.params, None,
-                        )  # fmt: skip
-                        if code != 0 and device.make_current():
-                            # another context was current: launch again
-                            code = lib.cuLaunchKernel(
-                                step.function, g[0], g[1], g[2], b[0], b[1], b[2],
-                                0, stream, step.params, None,
-                            )  # fmt: skip
-                        if code != 0:
-                            raise TCError(
-                                f"CUDA error {error_name(lib, code)} launching "
-                                f"{step.describe()} of @{launcher.entry}"
-                            )
+                        self._start(step, stream)
                         last = step
                     elif isinstance(step, _Alloc):
                         ptrs[step.buffer] = device.alloc_async(step.nbytes, stream)
