@@ -70,6 +70,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from tcdialect.backend.cuda.options import MAX_GRID
 from tcdialect.poly.schedule import (
     _band_members,
     _fuse,
@@ -107,7 +108,7 @@ class GpuMapping:
     fusion: str | None = None
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
-    grid: tuple[int, ...] = (256, 256)
+    grid: tuple[int, ...] = (MAX_GRID[0], MAX_GRID[1])
     #: Map a reduction member to threads along x (TC's matchLibraryCalls):
     #: True, False, or None for when a band has one parallel member only or
     #: too few rows (see `fill`).
@@ -314,9 +315,16 @@ def _map_band(
     # The innermost leading members go to threads (y and z only when x
     # shares a reduction), the others to blocks only.
     threads = min(lead, len(mapping.block) - (1 if reduce else 0))
+    # One parallel member for the threads: the whole block along x (32x8
+    # threads become 256 along x, each a tile's element), not x alone.
+    limits = mapping.block
+    if mapping.tile is None and not reduce and threads == 1:
+        limits = (math.prod(mapping.block),)
     if mapping.tile is None:
         sizes = [
-            (DEFAULT_TILE if k >= lead - threads and not few else 1) if k < lead else 0
+            (limits[0] if threads == 1 and not reduce else DEFAULT_TILE)
+            if k >= lead - threads and not few and k < lead
+            else (1 if k < lead else 0)
             for k in range(n)
         ]
     else:
@@ -343,7 +351,7 @@ def _map_band(
                 point = point.child(0)
     point = _split(point, lead)
     if not reduce:
-        return _mark(point, "thread", spans, mapping.block)
+        return _mark(point, "thread", spans, limits)
     # Threads along x share the reduction member (a warp: the reduction is
     # combined with shuffles); the parallel members go to y and z.
     limits = [WARP]

@@ -17,7 +17,7 @@ in one GPU thread).
 Options (`CudaOptions`' meaning): `fusion` (`max`, `preserve3coincident`,
 `min`), `tile` (e.g. `tile=32,32,0`; without it, 32 for each leading
 coincident member and 0 for the rest), `block` (threads along x, y, z:
-`block=32,8`), `grid` (blocks along x, y, z: `grid=256,256`),
+`block=32,8`), `grid` (blocks along x, y, z: `grid=256,256`; by default a block per tile),
 `reductions` (`true`, `false`: map a reduction member to a warp of threads
 along x, marked `tc.gpu_reduce`; unset: where a band has a single parallel
 member).
@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tcdialect.backend.base import TargetInfo
-from tcdialect.backend.cuda.options import CudaOptions
+from tcdialect.backend.cuda.options import MAX_GRID, CudaOptions
 from tcdialect.diagnostics import TCError
 from tcdialect.poly.codegen import regenerate
 from tcdialect.poly.gpu_mapping import GpuMapping, map_schedule
@@ -58,7 +58,7 @@ class AffineGpuMapPass(ModulePass):
     fusion: str | None = None
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
-    grid: tuple[int, ...] = (256, 256)
+    grid: tuple[int, ...] = (MAX_GRID[0], MAX_GRID[1])
     #: None (where a band has one parallel member or few rows), True or False.
     reductions: bool | None = None
     #: Threads resident on the whole GPU (from the `TargetInfo`: SMs x

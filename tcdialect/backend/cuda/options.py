@@ -78,7 +78,8 @@ class CudaOptions:
         all.
     grid: blocks along x, y, z. Both mappings are cyclic: a loop longer than
         the grid or block is strip-mined over it; the launch is tightened to
-        the iterations that exist.
+        the iterations that exist. The default is CUDA's limits: a block
+        per tile.
     unroll: copies of the body of each innermost loop of a kernel
         (`unroll-inner-loops`, at most 16; 1: none).
     use_shared_memory, use_private_memory: promote reused tiles to shared
@@ -110,7 +111,7 @@ class CudaOptions:
     intra_tile_fusion: str = "preserve3coincident"
     tile: tuple[int, ...] | None = None
     block: tuple[int, ...] = (32, 8)
-    grid: tuple[int, ...] = (256, 256)
+    grid: tuple[int, ...] = (MAX_GRID[0], MAX_GRID[1])
     unroll: int = 1
     use_shared_memory: bool = False
     use_private_memory: bool = False
@@ -201,7 +202,7 @@ class CudaOptions:
     @classmethod
     def naive(cls) -> CudaOptions:
         """TC's `naive`: 32x32x32 tiles, 32x8 threads, 256x256 blocks."""
-        return cls(tile=(32, 32, 32))
+        return cls(tile=(32, 32, 32), block=(32, 8), grid=(256, 256))
 
     @classmethod
     def single_thread(cls) -> CudaOptions:

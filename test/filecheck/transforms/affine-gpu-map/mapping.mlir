@@ -1,4 +1,5 @@
-// affine-gpu-map: tile loops to blocks, point loops to threads (innermost
+// affine-gpu-map: tile loops to blocks (by default as many as tiles, up to
+// CUDA's grid limits), point loops to threads (innermost
 // member on x), reductions left as loops inside each thread; tiles and blocks
 // shrink to small static extents; functions outside the polyhedral model are
 // left alone.
@@ -13,8 +14,8 @@
 // CHECK:               affine.for %{{.*}} = 0 to %K
 // CHECK:             }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64}
 // CHECK:           }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
-// CHECK:         }) {tc.gpu_processor = "block_x", tc.gpu_size = 256 : i64}
-// CHECK:       }) {tc.gpu_processor = "block_y", tc.gpu_size = 256 : i64}
+// CHECK:         }) {tc.gpu_processor = "block_x", tc.gpu_size = 2147483647 : i64}
+// CHECK:       }) {tc.gpu_processor = "block_y", tc.gpu_size = 65535 : i64}
 
 // With tile=16,0 only m is tiled: its tile loop is the one block loop (grid
 // cap 7); block=64 maps one thread loop, n (innermost); m is a loop per thread.
