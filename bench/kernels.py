@@ -22,7 +22,7 @@ shapes, so they are not spelled out per kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -872,17 +872,19 @@ KERNELS: list[Kernel] = [
 CHAIN = "ew_chain_16M"
 
 
-def by_name(names: list[str] | None) -> list[Kernel]:
-    """The kernels named in `names` (all when None), in table order.
+def by_name(names: list[str] | None, table: Sequence[Any] | None = None) -> list[Any]:
+    """The kernels of `table` (default: `KERNELS`) named in `names` (all
+    when None), in table order.
 
     Raises ValueError naming any unknown kernel.
     """
+    kernels = list(KERNELS if table is None else table)
     if not names:
-        return list(KERNELS)
-    known = {k.name for k in KERNELS}
+        return kernels
+    known = {k.name for k in kernels}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(
             f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
-    return [k for k in KERNELS if k.name in names]
+    return [k for k in kernels if k.name in names]

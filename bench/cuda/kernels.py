@@ -51,6 +51,9 @@ from bench.kernels import (
     SOFTMAX,
     TMM,
 )
+from bench.kernels import (
+    by_name as _by_name,
+)
 
 Sizes = dict[str, int]
 Shape = tuple[int, ...]
@@ -680,12 +683,4 @@ def by_name(names: list[str] | None) -> list[Kernel]:
 
     Raises ValueError naming any unknown kernel.
     """
-    if not names:
-        return list(KERNELS)
-    known = {k.name for k in KERNELS}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise ValueError(
-            f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return [k for k in KERNELS if k.name in names]
+    return _by_name(names, KERNELS)

@@ -665,17 +665,7 @@ def _share_reduction(
     region = loop.detach_region(loop.body)
     new = scf.ForOp(lb, loop.upperBound[0], st, [init], region)
     ops: list[Operation] = [new]
-    value: SSAValue = new.results[0]
-    width = arith.ConstantOp.from_int_and_width(WARP, 32)
-    ops.append(width)
-    offset = WARP // 2
-    while offset:
-        c = arith.ConstantOp.from_int_and_width(offset, 32)
-        shuffle = gpu.ShuffleOp("xor", value, c, width)
-        both = combine.clone(value_mapper={load.res: value, x: shuffle.shuffleResult})
-        ops += [c, shuffle, both]
-        value = both.results[0]
-        offset //= 2
+    value = _butterfly(ops, new.results[0], WARP, combine, (load.res, x))
     if size > WARP:
         value = _across_warps(ops, value, size // WARP, combine, (load.res, x), launch)
     old = memref.LoadOp.get(store_memref, store_indices)
@@ -735,20 +725,33 @@ def _across_warps(
     pick = arith.SelectOp(has, part.res, identity)
     ops += [buf, tid, c32, last, lane, warp, zero, first, guard, index, part]
     ops += [count, has, identity, pick]
-    v: SSAValue = pick.result
+    return _butterfly(ops, pick.result, warps, combine, operands)
+
+
+def _butterfly(
+    ops: list[Operation],
+    value: SSAValue,
+    lanes: int,
+    combine: Operation,
+    operands: tuple[SSAValue, SSAValue],
+) -> SSAValue:
+    """Append to `ops` a butterfly of `gpu.shuffle xor` over the first
+    `lanes` lanes of each warp (a power of two up to 32), each step
+    combining with `combine` (its `operands` replaced by the two values);
+    return the value every lane then holds: the combine of them all."""
     width = arith.ConstantOp.from_int_and_width(WARP, 32)
     ops.append(width)
-    offset = warps // 2
+    offset = lanes // 2
     while offset:
         c = arith.ConstantOp.from_int_and_width(offset, 32)
-        shuffle = gpu.ShuffleOp("xor", v, c, width)
+        shuffle = gpu.ShuffleOp("xor", value, c, width)
         both = combine.clone(
-            value_mapper={operands[0]: v, operands[1]: shuffle.shuffleResult}
+            value_mapper={operands[0]: value, operands[1]: shuffle.shuffleResult}
         )
         ops += [c, shuffle, both]
-        v = both.results[0]
+        value = both.results[0]
         offset //= 2
-    return v
+    return value
 
 
 def _only_for(store: Operation) -> list[Operation]:
