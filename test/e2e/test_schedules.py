@@ -1,10 +1,12 @@
-"""Every catalog kernel agrees with the reference under every schedule option.
+"""Catalog kernels agree with the reference under every schedule option.
 
-Each kernel runs under each fusion strategy (max, preserve3coincident, min)
+The option sets are each fusion strategy (max, preserve3coincident, min)
 combined with each tiling (automatic, none, small sizes that divide no extent,
-and a size list with an untiled member). To keep the run short, the option
-sets rotate over the kernel's size sets and over specialised/generic code, so
-every kernel meets every option set once.
+and a size list with an untiled member). To keep the run short, each kernel
+meets every other option set (the even ones or the odd ones, alternating from
+kernel to kernel: every fusion strategy meets every kernel, every option set
+half of them), and the option sets rotate over the kernel's size sets and
+over specialised/generic code.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ OPTION_SETS = list(itertools.product(FUSIONS, TILES))
 
 def _params() -> list[Any]:
     out = []
-    for k in catalog.KERNELS:
+    for j, k in enumerate(catalog.KERNELS):
         for i, (fusion, tile) in enumerate(OPTION_SETS):
+            if (i + j) % 2:
+                continue
             sizes = k.sizes[i % len(k.sizes)]
             specialize = i % 2 == 0
             label = ",".join(f"{n}={v}" for n, v in sizes.items())
