@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's checks in one call (issue 35): test/gpu, the host cost of
 # a cached call, and the GPU benchmark. From the repo root, with the kit in
-# .gpu/ (../shared/gpu/README.md; .gpu/extra holds pytest-xdist):
+# .gpu/ (../shared/gpu/README.md; put pytest-xdist and execnet, pure Python, in
+# .gpu/extra to run test/gpu on 12 workers):
 #
 #   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|all] [BENCH ARGS...]
 #
@@ -22,7 +23,11 @@ export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
 cat "$OUT/device.txt"
 if [ "$mode" = tests ] || [ "$mode" = all ]; then
   start=$(date +%s)
-  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -n "${TEST_WORKERS:-12}" test/gpu \
+  # pytest-xdist where it can be imported (copy it into .gpu/extra: the kit
+  # lacks it), else one process
+  workers=()
+  python3 -c 'import xdist' 2>/dev/null && workers=(-n "${TEST_WORKERS:-12}")
+  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q "${workers[@]}" test/gpu \
     -p no:cacheprovider -rfE --junitxml="$OUT/test-gpu.xml" >"$OUT/test-gpu.txt" 2>&1
   echo "test/gpu: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/test-gpu.txt"
   grep -E "passed|failed|error" "$OUT/test-gpu.txt" | tail -3
