@@ -27,7 +27,7 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
   # lacks it), else one process
   workers=()
   python3 -c 'import xdist' 2>/dev/null && workers=(-n "${TEST_WORKERS:-12}")
-  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q "${workers[@]}" test/gpu \
+  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q ${workers[@]+"${workers[@]}"} test/gpu \
     -p no:cacheprovider -rfE --junitxml="$OUT/test-gpu.xml" >"$OUT/test-gpu.txt" 2>&1
   echo "test/gpu: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/test-gpu.txt"
   grep -E "passed|failed|error" "$OUT/test-gpu.txt" | tail -3
