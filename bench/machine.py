@@ -158,7 +158,11 @@ def _mem_total() -> str:
     return "?"
 
 
-def _git_commit(root: Path) -> str:
+def git_commit(
+    root: Path, report: str = "bench/RESULTS.md", unknown: str = "unknown"
+) -> str:
+    """The checkout's short commit, `+dirty` with uncommitted changes other
+    than `report` (the file a run rewrites); `unknown` without git."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -170,14 +174,14 @@ def _git_commit(root: Path) -> str:
         dirty = subprocess.run(
             # The report a run rewrites is no change to what it measures.
             ["git", "status", "--porcelain", "--untracked-files=no", "--"]
-            + [".", ":!bench/RESULTS.md"],
+            + [".", f":!{report}"],
             cwd=root,
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return unknown
     return head + ("+dirty" if dirty else "")
 
 
@@ -213,6 +217,6 @@ def describe(root: Path) -> dict[str, str]:
         "numpy": f"{np.__version__} (BLAS: {blas})",
         "torch": f"{torch.__version__} (MKL: {torch.backends.mkl.is_available()})",
         "llvmlite": version("llvmlite"),
-        "tcdialect commit": _git_commit(root),
+        "tcdialect commit": git_commit(root),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }

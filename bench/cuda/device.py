@@ -25,7 +25,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cuda.kernels import Arg, Kernel
+from bench.machine import git_commit
 from bench.ours import short_error
 
 MIB = 1024 * 1024
@@ -64,25 +64,7 @@ def _version(*packages: str) -> str:
 
 def git_revision() -> str:
     """The checkout's short commit, `+dirty` with uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--"]
-            + [".", ":!bench/RESULTS-cuda.md"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (no git checkout)"
-    return head + ("+dirty" if dirty else "")
+    return git_commit(ROOT, "bench/RESULTS-cuda.md", "unknown (no git checkout)")
 
 
 class Device:

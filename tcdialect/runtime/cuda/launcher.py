@@ -438,7 +438,7 @@ class CudaPlan:
         )
 
     def ran(self) -> None:
-        pass
+        """Nothing to count: a device plan has no call stub to make."""
 
     # -------------------------------------------------------------- launch
 
