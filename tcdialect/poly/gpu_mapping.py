@@ -18,8 +18,16 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    0 = not tiled), or, when `tile` is None, the innermost `len(block)`
    leading coincident members (those that go to threads) by `DEFAULT_TILE`,
    the outer leading coincident members by 1 (each of their values is a
-   tile of its own, for the blocks), the others not at all. A tile never
-   exceeds its member's extent when that is a known number.
+   tile of its own, for the blocks), the others not at all. When a loop
+   runs inside the threads' elements (matmul's `r_k`, with two or more
+   thread members), each thread member is tiled by `REGISTER_TILE` times
+   its block size instead (a register tile of elements per thread) and the
+   first inner member by `DEFAULT_TILE` (the slice of the reduction that a
+   block stages in shared memory): matmul with 32 x 8 threads gets
+   32 x 128 x 32 tiles. Only where a read is shared by the threads along a
+   thread member (`_reused_across`: matmul's `A(m, r_k)` along `n`), so
+   that the copies share their loads. A tile never exceeds its member's extent when that
+   is a known number.
 3. The outermost leading coincident members of the tile band go to blocks
    (at most `len(grid)`; further ones stay loops in each block) and the
    innermost leading coincident members of the point band to threads (at
@@ -90,6 +98,12 @@ MAP_MARK = "map"
 #: The tile size of a leading coincident member when no tile sizes are given:
 #: one warp along the unit-stride member.
 DEFAULT_TILE = 32
+#: Elements per thread along each thread axis when a reduction loop runs
+#: inside them (`affine-gpu-register-tile`): each operand that a thread
+#: loads then serves REGISTER_TILE multiply-adds, and a 4 x 4 tile of
+#: accumulators (16 of the 255 registers a thread may have) leaves room for
+#: the operands and addresses on every CUDA GPU.
+REGISTER_TILE = 4
 #: The threads that share a reduction member: one warp, so that the partial
 #: results combine with shuffles within it.
 WARP = 32
@@ -248,6 +262,48 @@ def _permute(node: isl.ScheduleNode, order: Sequence[int]) -> isl.ScheduleNode:
     return _set_band(node.delete(), permuted, [coincident[k] for k in order])
 
 
+def _reused_across(
+    node: isl.ScheduleNode,
+    members: Sequence[int],
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> bool:
+    """Whether some reduction statement of band `node` reads a tensor
+    element that the threads along one of `members` share: a read whose subscripts do not
+    involve the statement dims that member walks (matmul's `A(m, r_k)` is
+    the same for every thread along `n`). Register tiles pay only then: a
+    thread's copies share the loads (layer normalisation's `I(t, b, c)` is
+    every thread's own)."""
+    pm = node.band_get_partial_schedule()
+    for name in _statement_names(node):
+        if name not in reductions:
+            continue
+        stmt = scop.statements[name]
+        walked: list[set[int]] = []
+        for k in members:
+            aff = _single_aff(pm.get_union_pw_aff(k), stmt.domain)
+            if aff is None:
+                return False
+            walked.append(
+                {
+                    d
+                    for d in range(len(stmt.dims))
+                    if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
+                }
+            )
+        for access in stmt.accesses:
+            if access.kind != "read":
+                continue
+            used = {
+                d
+                for d in range(len(stmt.dims))
+                if access.map.involves_dims(isl.dim_type.in_, d, 1)
+            }
+            if any(dims and not dims & used for dims in walked):
+                return True
+    return False
+
+
 def _reduces_along(
     node: isl.ScheduleNode, k: int, scop: Scop, reductions: dict[str, Reduction]
 ) -> bool:
@@ -320,6 +376,16 @@ def _map_band(
     limits = mapping.block
     if mapping.tile is None and not reduce and threads == 1:
         limits = (math.prod(mapping.block),)
+    # A reduction loop inside each thread's elements (matmul's r_k): each
+    # thread takes a register tile of REGISTER_TILE elements along each
+    # thread axis, and the block stages DEFAULT_TILE of the reduction at a
+    # time (in shared memory when promoted).
+    gemm = (
+        not reduce
+        and threads >= 2
+        and lead < n
+        and _reused_across(node, range(lead - threads, lead), scop, reductions)
+    )
     if mapping.tile is None:
         sizes = [
             (limits[0] if threads == 1 and not reduce else DEFAULT_TILE)
@@ -327,6 +393,10 @@ def _map_band(
             else (1 if k < lead else 0)
             for k in range(n)
         ]
+        if gemm:
+            for axis in range(threads):
+                sizes[lead - 1 - axis] = REGISTER_TILE * limits[axis]
+            sizes[lead] = DEFAULT_TILE
     else:
         sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
     sizes = [

@@ -2,8 +2,8 @@
 the simulator agrees with the GPU.
 
 Each kernel of test/unit/test_reference_catalog.py runs on CUDA device 0
-(NumPy inputs, copied in and out) under the default `CudaOptions` and each
-of TC's presets, at its largest catalog size, against
+(NumPy inputs, copied in and out) under the default `CudaOptions`, the
+default without shared and register promotion, and each of TC's presets, at its largest catalog size, against
 `tcdialect.reference.run`; under the default options the simulator runs the
 same kernel on the same inputs at its smallest size, and the two results
 must agree to rounding.
@@ -24,7 +24,8 @@ from tcdialect import reference
 from tcdialect.backend.cuda.options import PRESETS, CudaOptions
 from tcdialect.frontend import parse_tc
 
-OPTIONS = ["default", *PRESETS]
+#: "unpromoted": the default mapping without shared and register promotion.
+OPTIONS = ["default", "unpromoted", *PRESETS]
 
 
 def _params() -> list[Any]:
@@ -38,7 +39,11 @@ def _params() -> list[Any]:
 
 
 def _options(preset: str) -> CudaOptions:
-    return CudaOptions() if preset == "default" else CudaOptions.preset(preset)
+    if preset == "default":
+        return CudaOptions()
+    if preset == "unpromoted":
+        return CudaOptions(use_shared_memory=False, use_private_memory=False)
+    return CudaOptions.preset(preset)
 
 
 @pytest.mark.parametrize(("kernel", "sizes", "preset"), _params())

@@ -27,7 +27,11 @@ from tcdialect.backend.registry import get_backend
         ("grid", (1, 1, 1, 1), "CudaOptions.grid must be 1 to 3 integers"),
         ("unroll", 0, "CudaOptions.unroll must be an integer >= 1"),
         ("unroll", True, "CudaOptions.unroll must be an integer >= 1"),
-        ("use_shared_memory", 1, "CudaOptions.use_shared_memory must be True or False"),
+        (
+            "use_shared_memory",
+            1,
+            "CudaOptions.use_shared_memory must be None, True or False",
+        ),
         ("max_shared_memory", -1, "CudaOptions.max_shared_memory must be None or"),
         ("shared_depth", 1.5, "CudaOptions.shared_depth must be None or"),
         ("arch", "sm_100a", "CudaOptions.arch must be None or one of"),

@@ -19,9 +19,12 @@ import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcdialect.diagnostics import TCError
+
+if TYPE_CHECKING:
+    from tcdialect.backend.base import TargetInfo
 
 #: TC's fusion strategies, as the isl scheduler spells them.
 FUSIONS: tuple[str, ...] = ("max", "preserve3coincident", "min")
@@ -83,7 +86,15 @@ class CudaOptions:
     unroll: copies of the body of each innermost loop of a kernel
         (`unroll-inner-loops`, at most 16; 1: none).
     use_shared_memory, use_private_memory: promote reused tiles to shared
-        memory and per-thread reuse to registers.
+        memory and per-thread reuse to registers (with the register tiles of
+        `affine-gpu-register-tile` and accumulators carried across the tile
+        loops by `gpu-carry-registers`). `use_private_memory` is on by
+        default: it acts only where an element is a thread's own.
+        `use_shared_memory` None (the default) promotes only the slices of a
+        reduction that a block streams through a tile loop running more than
+        once (matmul's `r_k` tiles): where the copies and barriers pay;
+        True promotes every reused or uncoalesced tile. TC's presets keep
+        TC's default, both off.
     unroll_copy_shared: unroll the global<->shared copy loops.
     max_shared_memory: the shared-memory budget per block in bytes (None:
         the device's limit, `TargetInfo.limits["max_shared_memory"]`).
@@ -113,8 +124,8 @@ class CudaOptions:
     block: tuple[int, ...] = (32, 8)
     grid: tuple[int, ...] = (MAX_GRID[0], MAX_GRID[1])
     unroll: int = 1
-    use_shared_memory: bool = False
-    use_private_memory: bool = False
+    use_shared_memory: bool | None = None
+    use_private_memory: bool = True
     unroll_copy_shared: bool = False
     max_shared_memory: int | None = None
     use_readonly_cache: bool = False
@@ -160,8 +171,13 @@ class CudaOptions:
         set_("grid", grid)
         if not _int(self.unroll) or self.unroll < 1:
             raise _err("unroll", self.unroll, "an integer >= 1")
+        if not (
+            self.use_shared_memory is None or isinstance(self.use_shared_memory, bool)
+        ):
+            raise _err(
+                "use_shared_memory", self.use_shared_memory, "None, True or False"
+            )
         for name in (
-            "use_shared_memory",
             "use_private_memory",
             "unroll_copy_shared",
             "use_readonly_cache",
@@ -197,37 +213,87 @@ class CudaOptions:
         except TypeError as err:
             raise TCError(f"CudaOptions: {err}") from None
 
+    @classmethod
+    def search_space(
+        cls, sizes: Mapping[str, int], info: TargetInfo
+    ) -> dict[str, tuple[Any, ...]]:
+        """The values the autotuner (`tcdialect.tune`) tries, by field, for a
+        problem with these `sizes` on the GPU `info` (TC's tuner's space,
+        anchor-tc.md section 5).
+
+        A key `field[i]` is element `i` of a tuple field; None leaves the
+        element out (elements left out come last), and a tuple with no
+        element left is None. Tile, block and grid sizes are TC's: the powers
+        of two up to each size and the sizes divided by them (tiles also 0,
+        not tiled); a block has 1 to 3 dimensions within CUDA's limits (a
+        candidate with more than 1024 threads is invalid and drawn again)::
+
+            {"outer_fusion": (None, "max", "preserve3coincident", "min"),
+             "intra_tile_fusion": ("max", "preserve3coincident", "min"),
+             "tile[0]": (None, 0, 1, 2, ...), ..., "block[0]": (1, ..., 1024),
+             "block[1]": (None, 1, ...), "grid[0]": (1, ...), ...,
+             "unroll": (1, 2, 4, 8, 16), "use_shared_memory": (None, False, True),
+             "use_private_memory": (False, True),
+             "match_library_calls": (None, True, False), "specialize": (True,)}
+        """
+        from tcdialect.backend.cpu.options import candidate_sizes
+
+        values = candidate_sizes(sizes.values())
+        space: dict[str, tuple[Any, ...]] = {
+            "outer_fusion": (None, *FUSIONS),
+            "intra_tile_fusion": FUSIONS,
+        }
+        for i in range(max(1, min(len(sizes) + 1, 4))):
+            space[f"tile[{i}]"] = (None, 0, *values)
+        for axis, most in enumerate(MAX_BLOCK):
+            block = tuple(1 << p for p in range(11) if 1 << p <= most)
+            space[f"block[{axis}]"] = (None, *block) if axis else block
+        for axis, most in enumerate(MAX_GRID):
+            grid = tuple(v for v in values if v <= most)
+            space[f"grid[{axis}]"] = (None, *grid) if axis else grid
+        space["unroll"] = (1, 2, 4, 8, 16)
+        space["use_shared_memory"] = (None, False, True)
+        space["use_private_memory"] = (False, True)
+        space["match_library_calls"] = (None, True, False)
+        space["specialize"] = (True,)
+        return space
+
     # -- TC's presets ------------------------------------------------------------
+
+    @classmethod
+    def _tc(cls, **fields: Any) -> CudaOptions:
+        """TC's unmapped options (no promotion) with `fields`."""
+        return cls(use_shared_memory=False, use_private_memory=False, **fields)
 
     @classmethod
     def naive(cls) -> CudaOptions:
         """TC's `naive`: 32x32x32 tiles, 32x8 threads, 256x256 blocks."""
-        return cls(tile=(32, 32, 32), block=(32, 8), grid=(256, 256))
+        return cls._tc(tile=(32, 32, 32), block=(32, 8), grid=(256, 256))
 
     @classmethod
     def single_thread(cls) -> CudaOptions:
         """One thread in one block (TC's `singleThread`): for debugging."""
-        return cls(tile=(1,), block=(1,), grid=(1,))
+        return cls._tc(tile=(1,), block=(1,), grid=(1,))
 
     @classmethod
     def pointwise(cls) -> CudaOptions:
         """TC's `pointwise`: 32x4x4 threads, 100^3 blocks, unroll 128."""
-        return cls(block=(32, 4, 4), grid=(100, 100, 100), unroll=128)
+        return cls._tc(block=(32, 4, 4), grid=(100, 100, 100), unroll=128)
 
     @classmethod
     def mlp(cls) -> CudaOptions:
         """TC's `mlp`: tile 1, 128 threads, 128 blocks, maximal outer fusion."""
-        return cls(outer_fusion="max", tile=(1,), block=(128,), grid=(128,))
+        return cls._tc(outer_fusion="max", tile=(1,), block=(128,), grid=(128,))
 
     @classmethod
     def conv(cls) -> CudaOptions:
         """TC's `convolution`: tile 4x8x8x8, 4x16x4 threads, 256^3 blocks."""
-        return cls(tile=(4, 8, 8, 8), block=(4, 16, 4), grid=(256, 256, 256))
+        return cls._tc(tile=(4, 8, 8, 8), block=(4, 16, 4), grid=(256, 256, 256))
 
     @classmethod
     def group_conv(cls) -> CudaOptions:
         """TC's `groupConvolution`: tile 1x1, 4x16x4 threads, 256x256 blocks."""
-        return cls(tile=(1, 1), block=(4, 16, 4), grid=(256, 256))
+        return cls._tc(tile=(1, 1), block=(4, 16, 4), grid=(256, 256))
 
     @classmethod
     def preset(cls, name: str) -> CudaOptions:

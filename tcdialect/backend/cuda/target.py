@@ -109,6 +109,10 @@ class CudaBackend(Backend):
             )
             from tcdialect.transforms.affine_gpu_map import AffineGpuMapPass
             from tcdialect.transforms.affine_gpu_promote import AffineGpuPromotePass
+            from tcdialect.transforms.affine_gpu_register_tile import (
+                AffineGpuRegisterTilePass,
+            )
+            from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
             from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
             unroll = (
@@ -116,14 +120,19 @@ class CudaBackend(Backend):
             )
             promote = (
                 [AffineGpuPromotePass.from_options(options, info)]
-                if options.use_shared_memory or options.use_private_memory
+                if options.use_shared_memory is not False or options.use_private_memory
                 else []
             )
+            private = options.use_private_memory
+            registers = [AffineGpuRegisterTilePass()] if private else []
+            carry = [GpuCarryRegistersPass()] if private else []
             return [
                 AffineGpuMapPass.from_options(options, info),
                 *promote,
+                *registers,
                 ConvertAffineToScfPass(),
                 ConvertParallelLoopsToGpuPass(),
+                *carry,
                 *unroll,
                 CanonicalizePass(),
                 CommonSubexpressionElimination(),

@@ -1,4 +1,4 @@
-"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152}`: memory promotion for the GPU.
+"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152 only-streams=false}`: memory promotion for the GPU.
 
 An affine → affine pass on the output of `affine-gpu-map` (mapped loops are
 one-dimensional `affine.parallel`s with `tc.gpu_processor` and
@@ -18,7 +18,12 @@ loops outside and the sizes; bounds clamped by `min`/`max` are fine), of
 more than one element, that is reused (more loads than elements) or read
 uncoalesced (thread x steps another subscript than the last, or with a
 stride). The budget `max-shared-memory` (bytes per kernel) goes to the
-largest reuse first; the others stay in global memory. A promoted box is a
+largest reuse first; the others stay in global memory. With
+`only-streams` (`CudaOptions.use_shared_memory=None`, the default), only
+scopes that are `affine.for` tile loops that may run more than once are
+considered: the slices of a reduction a block streams (matmul's `r_k`
+tiles), where each slice is read by many threads many times; elsewhere
+the caches serve the reuse without the copies and barriers. A promoted box is a
 `memref.alloca` in memory space 3 at the start of the kernel's nest (the
 top-level op's block: a top-level alloca would be a device segment of its
 own), its innermost extent padded by one when it is a multiple of 32 (no
@@ -91,6 +96,7 @@ from tcdialect.transforms.affine_gpu_promote.shared import (
     promote,
     scopes,
     select,
+    streams,
 )
 
 #: The default budget: the shared memory every CUDA device gives a block.
@@ -105,6 +111,9 @@ class AffineGpuPromotePass(ModulePass):
     private: bool = True
     #: bytes of shared memory per kernel
     max_shared_memory: int = MAX_SHARED_MEMORY
+    #: promote only in scopes that are sequential tile loops running more
+    #: than once (a block streaming a reduction through shared memory)
+    only_streams: bool = False
 
     @classmethod
     def from_options(
@@ -113,7 +122,13 @@ class AffineGpuPromotePass(ModulePass):
         budget = options.max_shared_memory
         if budget is None:
             budget = info.limits.get("max_shared_memory", MAX_SHARED_MEMORY)
-        return cls(options.use_shared_memory, options.use_private_memory, budget)
+        shared = options.use_shared_memory
+        return cls(
+            shared=shared is not False,
+            private=options.use_private_memory,
+            max_shared_memory=budget,
+            only_streams=shared is None,
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_shared_memory < 0:
@@ -128,7 +143,8 @@ class AffineGpuPromotePass(ModulePass):
                 if self.shared:
                     found: list[Candidate] = []
                     for scope in scopes(k):
-                        found += candidates(k, scope)
+                        if not self.only_streams or streams(scope):
+                            found += candidates(k, scope)
                     for c in select(found, self.max_shared_memory):
                         promote(c)
                 if self.private:

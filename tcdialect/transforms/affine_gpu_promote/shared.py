@@ -45,6 +45,7 @@ from tcdialect.transforms.affine_gpu_promote.linear import (
     enclosing_loops,
     extreme,
     is_loop,
+    loop_range,
     subscripts,
     to_map,
 )
@@ -106,6 +107,38 @@ def scopes(k: Kernel) -> list[Block]:
                     visit(inner)
 
     visit(k.top)
+    return out
+
+
+def streams(scope: Block) -> bool:
+    """Whether `scope` is the body of an `affine.for` that may run more than
+    once and tiles a loop that the threads run in order: some `affine.for`
+    inside a thread loop of the scope has bounds that use the scope's IV
+    (matmul's tile loop over `r_k`). Each iteration then brings a new slice
+    of the operands, which many threads read many times."""
+    loop = scope.parent_op()
+    if not isinstance(loop, affine.ForOp):
+        return False
+    r = loop_range(loop)
+    if r is not None and r.trips <= 1:
+        return False
+    iv = scope.args[0]
+    for op in scope.walk():
+        if not isinstance(op, affine.ForOp) or op is loop:
+            continue
+        bounds = [*op.lowerBoundOperands, *op.upperBoundOperands]
+        inside = any(thread_axis(p) is not None for p in _parents_until(op, loop))
+        if inside and iv in bounds:
+            return True
+    return False
+
+
+def _parents_until(op: Operation, stop: Operation) -> list[Operation]:
+    out: list[Operation] = []
+    p = op.parent_op()
+    while p is not None and p is not stop:
+        out.append(p)
+        p = p.parent_op()
     return out
 
 

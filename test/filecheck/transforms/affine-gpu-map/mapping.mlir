@@ -1,19 +1,22 @@
 // affine-gpu-map: tile loops to blocks (by default as many as tiles, up to
-// CUDA's grid limits), point loops to threads (innermost
-// member on x), reductions left as loops inside each thread; tiles and blocks
-// shrink to small static extents; functions outside the polyhedral model are
-// left alone.
+// CUDA's grid limits), point loops to threads (innermost member on x);
+// matmul's reduction k runs inside each thread's elements, so by default
+// each thread takes 4x4 of them (tiles of 32x128 on 32x8 threads) and k is
+// tiled by 32 (a tile loop in each block, whose slices promotion stages in
+// shared memory); tiles and blocks shrink to small static extents; functions
+// outside the polyhedral model are left alone.
 // RUN: tc-opt %s -p affine-gpu-map | filecheck %s
 // RUN: tc-opt %s -p 'affine-gpu-map{tile=16,0 block=64 grid=7}' | filecheck %s --check-prefix=OPT
 
 // CHECK-LABEL: func.func @matmul
-// CHECK:       "affine.parallel"
-// CHECK:         "affine.parallel"
-// CHECK:           "affine.parallel"
-// CHECK:             "affine.parallel"
-// CHECK:               affine.for %{{.*}} = 0 to %K
-// CHECK:             }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64}
-// CHECK:           }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
+// CHECK:       "affine.parallel"(%M) {{.*}}floordiv 32
+// CHECK:         "affine.parallel"(%N) {{.*}}floordiv 128
+// CHECK:           affine.for %[[KT:.*]] = 0 to affine_map<()[s0] -> ((((s0 + -1) floordiv 32) + 1))>()[%K] {
+// CHECK:             "affine.parallel"{{.*}}upperBoundsMap = affine_map<(d0)[s0] -> (s0, ((d0 * 32) + 32))>
+// CHECK:               "affine.parallel"{{.*}}upperBoundsMap = affine_map<(d0)[s0] -> (s0, ((d0 * 128) + 128))>
+// CHECK:                 affine.for %k = affine_map<(d0) -> ((d0 * 32))>(%[[KT]]) to min affine_map<(d0)[s0] -> (s0, ((d0 * 32) + 32))>(%[[KT]])[%K] {
+// CHECK:               }) {tc.gpu_processor = "thread_x", tc.gpu_size = 32 : i64}
+// CHECK:             }) {tc.gpu_processor = "thread_y", tc.gpu_size = 8 : i64}
 // CHECK:         }) {tc.gpu_processor = "block_x", tc.gpu_size = 2147483647 : i64}
 // CHECK:       }) {tc.gpu_processor = "block_y", tc.gpu_size = 65535 : i64}
 

@@ -1,0 +1,400 @@
+"""`gpu-carry-registers`: keep a thread's accumulators in registers across a loop.
+
+A pass on the `gpu.func`s of `convert-parallel-loops-to-gpu`'s output (scf,
+memref, arith and gpu ops), before `unroll-inner-loops`. Register promotion
+(`affine-gpu-promote`) carries matmul's `C[m, n]` across the `r_k` loop
+inside the thread loops, but the tile loop over `r_k` that encloses the
+shared-memory copies runs *above* the thread loops, so each of its
+iterations loads the thread's elements of `C` from global memory and
+stores them back. In the SPMD form the thread loops are gone and the tile
+loop is a plain `scf.for` that every thread runs: its loads and stores of
+the thread's own elements can move out of it.
+
+Two steps, in every `gpu.func` with `known_block_size`:
+
+1. A cyclic thread loop that runs one iteration in every thread,
+   `scf.for %i = %b + thread_id(a) to %b + B step block_dim(a)` with `B` the
+   block size along `a`, is replaced by its body at `%i = %b + thread_id(a)`.
+2. In an `scf.for` `L` with constant bounds that runs at least once, an
+   array `X` all of whose accesses inside `L` are `memref.load`s and
+   `memref.store`s directly in `L`'s body, or `scf.if`s there holding only a
+   store of `X` under a condition computed from `L`'s IV and constants (the
+   initialisation `if (%c2 == 0) C[m, n] = 0`), at subscripts that do not
+   change in `L` (computed from values defined outside it, the arithmetic
+   is copied out), is loaded before `L` (one load per element), carried in
+   `iter_args` (a conditional store becomes an `arith.select`), and stored
+   after `L`.
+
+Step 2 is sound because no other op of `L` touches `X`, so nothing in `L`
+can see a value of `X` that the thread has not yet stored: other threads
+reach `X` only through ops of `L` (all of which are the thread's own
+accesses, at subscripts that do not depend on where `L` is). It assumes,
+as the whole pipeline does, that distinct memrefs do not alias. Loops that
+may run no iteration and arrays with any other access in the loop are left
+alone.
+
+Example (one element; matmul's `C[m, n]` across the tile loop `%c2`)::
+
+    scf.for %c2 = %c0 to %c128 step %c1 {
+      ... copies to shared memory, gpu.barrier ...
+      scf.if %first { memref.store %zero, %C[%m, %n] }
+      %v = memref.load %C[%m, %n]
+      %r = scf.for %k = ... iter_args(%a = %v) { ... }
+      memref.store %r, %C[%m, %n]
+      gpu.barrier
+    }
+
+becomes::
+
+    %v0 = memref.load %C[%m, %n]
+    %c = scf.for %c2 = %c0 to %c128 step %c1 iter_args(%cur = %v0) -> (f32) {
+      ...
+      %v = arith.select %first, %zero, %cur
+      %r = scf.for %k = ... iter_args(%a = %v) { ... }
+      gpu.barrier
+      scf.yield %r
+    }
+    memref.store %c, %C[%m, %n]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcdialect.dialects import gpu
+from tcdialect.transforms.ir_values import constant_index, defined_outside
+
+#: Ops whose value the same in every iteration of any loop they are
+#: computed in, given the same operands.
+_PURE = (
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.ConstantOp,
+    arith.IndexCastOp,
+    gpu.ThreadIdOp,
+    gpu.BlockIdOp,
+    gpu.BlockDimOp,
+    gpu.GridDimOp,
+)
+_AXES = ("x", "y", "z")
+
+
+def _axis(op: Operation | Block, kind: type[gpu._DimOp]) -> int | None:
+    if isinstance(op, kind):
+        return _AXES.index(op.dimension.data.value)
+    return None
+
+
+def _terms(v: SSAValue) -> list[SSAValue]:
+    """The summands of `v` through `arith.addi`, `muli x, 1` seen through."""
+    owner = v.owner
+    if isinstance(owner, arith.MuliOp):
+        if constant_index(owner.rhs) == 1:
+            return _terms(owner.lhs)
+        if constant_index(owner.lhs) == 1:
+            return _terms(owner.rhs)
+    if isinstance(owner, arith.AddiOp):
+        return [*_terms(owner.lhs), *_terms(owner.rhs)]
+    return [v]
+
+
+def _same(a: SSAValue, b: SSAValue) -> bool:
+    """`a` and `b` are the same pure arithmetic of the same values."""
+    if a is b:
+        return True
+    x, y = a.owner, b.owner
+    if not isinstance(x, _PURE) or type(x) is not type(y):
+        return False
+    assert isinstance(y, Operation)
+    return (
+        x.properties == y.properties
+        and len(x.operands) == len(y.operands)
+        and all(_same(p, q) for p, q in zip(x.operands, y.operands))
+    )
+
+
+def _one_trip(loop: scf.ForOp, block: tuple[int, ...]) -> bool:
+    """`for %i = %b + tid(a) to %b + B(a) step bdim(a)`: one iteration per thread."""
+    step = _terms(loop.step)
+    if len(step) != 1:
+        return False
+    a = _axis(step[0].owner, gpu.BlockDimOp)
+    if a is None or a >= len(block):
+        return False
+    lbs, ubs = _terms(loop.lb), _terms(loop.ub)
+    tids = [t for t in lbs if _axis(t.owner, gpu.ThreadIdOp) == a]
+    if len(tids) != 1:
+        return False
+    base = [t for t in lbs if t is not tids[0]]
+    consts = [constant_index(t) for t in ubs]
+    extent = sum(c for c in consts if c is not None)
+    rest = [t for t, c in zip(ubs, consts) if c is None]
+    if not base:
+        base_const = 0
+    elif len(base) == 1 and constant_index(base[0]) is not None:
+        base_const = constant_index(base[0]) or 0
+        base = []
+    else:
+        base_const = 0
+    return (
+        len(rest) == len(base)
+        and all(_same(r, b) for r, b in zip(rest, base))
+        and extent - base_const == block[a]
+    )
+
+
+def _inline(loop: scf.ForOp) -> None:
+    body = loop.body.block
+    body.args[0].replace_all_uses_with(loop.lb)
+    ops = list(body.ops)[:-1]
+    for o in ops:
+        o.detach()
+    Rewriter.insert_op(ops, InsertPoint.before(loop))
+    Rewriter.erase_op(loop)
+
+
+def _uniform(v: SSAValue, loop: scf.ForOp) -> bool:
+    """`v` is computed from `loop`'s IV, constants and the loop's bounds:
+    the same in every thread."""
+    if v is loop.body.block.args[0]:
+        return True
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp):
+        return True
+    if isinstance(owner, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.CmpiOp):
+        return all(_uniform(o, loop) for o in owner.operands)
+    return False
+
+
+def _hoist(
+    v: SSAValue, loop: scf.ForOp, memo: dict[SSAValue, SSAValue]
+) -> SSAValue | None:
+    """`v` computed before `loop` (copying pure arithmetic out), or None
+    when it changes in the loop."""
+    if defined_outside(v, loop):
+        return v
+    if v in memo:
+        return memo[v]
+    owner = v.owner
+    if not isinstance(owner, _PURE) or not isinstance(owner, Operation):
+        return None
+    operands: list[SSAValue] = []
+    for o in owner.operands:
+        h = _hoist(o, loop, memo)
+        if h is None:
+            return None
+        operands.append(h)
+    new = owner.clone(value_mapper=dict(zip(owner.operands, operands)))
+    Rewriter.insert_op(new, InsertPoint.before(loop))
+    memo[v] = new.results[0]
+    return memo[v]
+
+
+#: A subscript as a linear form: coefficients of the values it sums, and a
+#: constant.
+_Lin = tuple[frozenset[tuple[SSAValue, int]], int]
+
+
+def _lin(v: SSAValue) -> _Lin:
+    """`v` as a sum of values times constants plus a constant, through
+    `arith.addi`, `arith.subi`, `arith.muli` by a constant and constants."""
+    coef: dict[SSAValue, int] = {}
+    const = 0
+
+    def add(w: SSAValue, k: int) -> None:
+        nonlocal const
+        c = constant_index(w)
+        owner = w.owner
+        if c is not None:
+            const += k * c
+        elif isinstance(owner, arith.AddiOp):
+            add(owner.lhs, k)
+            add(owner.rhs, k)
+        elif isinstance(owner, arith.SubiOp):
+            add(owner.lhs, k)
+            add(owner.rhs, -k)
+        elif isinstance(owner, arith.MuliOp) and constant_index(owner.rhs) is not None:
+            add(owner.lhs, k * (constant_index(owner.rhs) or 0))
+        elif isinstance(owner, arith.MuliOp) and constant_index(owner.lhs) is not None:
+            add(owner.rhs, k * (constant_index(owner.lhs) or 0))
+        else:
+            coef[w] = coef.get(w, 0) + k
+
+    add(v, 1)
+    return frozenset((w, c) for w, c in coef.items() if c), const
+
+
+def _distinct(keys: list[tuple[_Lin, ...]]) -> bool:
+    """Whether the subscript tuples `keys` name different elements for sure:
+    every two differ by a nonzero constant in some subscript."""
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if not any(x[0] == y[0] and x[1] != y[1] for x, y in zip(a, b)):
+                return False
+    return True
+
+
+@dataclass
+class _Array:
+    """The accesses of one array in a loop's body."""
+
+    ops: list[Operation] = field(default_factory=list[Operation])
+    ok: bool = True
+
+
+def _guarded_store(op: Operation) -> memref.StoreOp | None:
+    """The store of `scf.if %c { memref.store ... }` (no else, nothing else)."""
+    if not isinstance(op, scf.IfOp) or op.results or op.false_region.blocks:
+        return None
+    ops = [o for o in op.true_region.block.ops if not isinstance(o, scf.YieldOp)]
+    stores = [o for o in ops if isinstance(o, memref.StoreOp)]
+    if len(stores) != 1 or any(
+        not isinstance(o, arith.ConstantOp) for o in ops if o is not stores[0]
+    ):
+        return None
+    return stores[0]
+
+
+def _arrays(loop: scf.ForOp) -> dict[SSAValue, _Array]:
+    found: dict[SSAValue, _Array] = {}
+    body = loop.body.block
+    for op in loop.body.walk():
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            a = found.setdefault(op.memref, _Array())
+            guard = op.parent_op()
+            direct = op.parent_block() is body
+            if not direct and not (
+                isinstance(op, memref.StoreOp)
+                and isinstance(guard, scf.IfOp)
+                and guard.parent_block() is body
+                and _guarded_store(guard) is op
+                and _uniform(guard.cond, loop)
+            ):
+                a.ok = False
+            a.ops.append(guard if not direct and guard is not None else op)
+        else:
+            for operand in op.operands:
+                if isinstance(operand.type, MemRefType) and not isinstance(
+                    op, scf.IfOp | scf.ForOp
+                ):
+                    found.setdefault(operand, _Array()).ok = False
+    return found
+
+
+def _carry(loop: scf.ForOp) -> bool:
+    """Step 2 on `loop`; whether it changed anything."""
+    lb, ub = constant_index(loop.lb), constant_index(loop.ub)
+    if lb is None or ub is None or ub <= lb:
+        return False
+    memo: dict[SSAValue, SSAValue] = {}
+    elements: list[tuple[SSAValue, tuple[SSAValue, ...]]] = []
+    where: dict[Operation, int] = {}
+    for array, acc in _arrays(loop).items():
+        if not acc.ok or not defined_outside(array, loop):
+            continue
+        keys: list[tuple[_Lin, ...]] = []
+        firsts: list[tuple[SSAValue, ...]] = []
+        plan: dict[Operation, int] = {}
+        direct: set[int] = set()
+        for op in acc.ops:
+            access = _guarded_store(op) if isinstance(op, scf.IfOp) else op
+            assert isinstance(access, memref.LoadOp | memref.StoreOp)
+            lins = tuple(_lin(v) for v in access.indices)
+            i = next((j for j, k in enumerate(keys) if k == lins), None)
+            if i is None:
+                i = len(keys)
+                keys.append(lins)
+                firsts.append(tuple(access.indices))
+            plan[op] = i
+            if not isinstance(op, scf.IfOp):
+                direct.add(i)
+        if not _distinct(keys):
+            continue  # two elements that may be the same one
+        if len(direct) != len(keys):
+            continue  # an element only stored conditionally
+        hoisted = [tuple(_hoist(s, loop, memo) for s in subs) for subs in firsts]
+        if any(h is None for t in hoisted for h in t):
+            continue
+        base = len(elements)
+        for t in hoisted:
+            elements.append((array, t))  # type: ignore[arg-type]  # no None left
+        where.update({op: base + i for op, i in plan.items()})
+    if not elements:
+        return False
+    before = InsertPoint.before(loop)
+    inits: list[SSAValue] = []
+    for array, subs in elements:
+        load = memref.LoadOp.get(array, list(subs))
+        Rewriter.insert_op(load, before)
+        inits.append(load.res)
+    body = loop.body.block
+    cur: list[SSAValue] = [body.insert_arg(v.type, len(body.args)) for v in inits]
+    for op in list(body.ops):
+        if op not in where:
+            continue
+        i = where[op]
+        if isinstance(op, memref.LoadOp):
+            op.res.replace_all_uses_with(cur[i])
+            Rewriter.erase_op(op)
+        elif isinstance(op, memref.StoreOp):
+            cur[i] = op.value
+            Rewriter.erase_op(op)
+        else:
+            assert isinstance(op, scf.IfOp)
+            store = _guarded_store(op)
+            assert store is not None
+            value = store.value
+            if not defined_outside(value, op):
+                assert isinstance(value.owner, arith.ConstantOp)
+                c = value.owner.clone()
+                Rewriter.insert_op(c, InsertPoint.before(op))
+                value = c.result
+            sel = arith.SelectOp(op.cond, value, cur[i])
+            Rewriter.insert_op(sel, InsertPoint.before(op))
+            cur[i] = sel.result
+            Rewriter.erase_op(op)
+    old_yield = body.last_op
+    assert isinstance(old_yield, scf.YieldOp)
+    Rewriter.replace_op(old_yield, scf.YieldOp(*old_yield.operands, *cur))
+    n = len(loop.results)
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *inits], Region())
+    loop.body.move_blocks(new.body)
+    Rewriter.insert_op(new, before)
+    for old, r in zip(loop.results, new.results[:n]):
+        old.replace_all_uses_with(r)
+    Rewriter.erase_op(loop)
+    after = InsertPoint.after(new)
+    stores = [
+        memref.StoreOp.get(new.results[n + i], array, list(subs))
+        for i, (array, subs) in enumerate(elements)
+    ]
+    Rewriter.insert_op(stores, after)
+    return True
+
+
+@dataclass(frozen=True)
+class GpuCarryRegistersPass(ModulePass):
+    name = "gpu-carry-registers"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.walk():
+            if not isinstance(fn, gpu.FuncOp) or fn.known_block_size is None:
+                continue
+            block = tuple(fn.known_block_size.get_values())
+            for loop in [o for o in fn.walk() if isinstance(o, scf.ForOp)]:
+                if not loop.results and _one_trip(loop, block):
+                    _inline(loop)
+            # innermost loops first, so an element climbs a nest of loops
+            for loop in reversed([o for o in fn.walk() if isinstance(o, scf.ForOp)]):
+                _carry(loop)
+
+
+__all__ = ["GpuCarryRegistersPass"]
