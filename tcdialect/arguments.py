@@ -19,6 +19,7 @@ call the dtype `bfloat16`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -44,7 +45,7 @@ from xdsl.ir import Attribute
 from tcdialect.arrays import DeviceArray, device_array
 from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
-from tcdialect.dialects.tc import DefOp
+from tcdialect.dialects.tc import ComprehensionOp, DefOp
 from tcdialect.symbolic import SizeExpr, SymbolicError
 
 Array = np.ndarray[Any, Any]
@@ -141,9 +142,11 @@ def prepare_inputs(
     names = defop.input_names
     types = defop.input_types
     if len(inputs) != len(names):
+        missing = names[len(inputs) :]
         raise TCError(
             f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
             f"({', '.join(names)}) but got {len(inputs)}"
+            + (f"; missing: {', '.join(missing)}" if missing else "")
         )
     arrays: list[Any] = []
     for i, (name, t, value) in enumerate(zip(names, types, inputs)):
@@ -191,6 +194,19 @@ def prepare_inputs(
     sizes: dict[str, int] = {}
     origin: dict[str, str] = {}
     pending: list[tuple[str, SizeExpr, int]] = []
+    # scalars that drive sizes first: extents may be expressions of them
+    for size in defop.scalar_size_names:
+        value = arrays[names.index(size)]
+        where = f"input '{size}' (argument {names.index(size)}) of {fname}"
+        if isinstance(value, DeviceArray):
+            raise TCError(
+                f"{where} drives sizes, so its value is needed on the host: pass "
+                "a Python int or a NumPy scalar"
+            )
+        v = int(value)
+        if v < 0:
+            raise TCError(f"{where} drives sizes and must not be negative, but is {v}")
+        sizes[size], origin[size] = v, f"input '{size}' is {v}"
     for i, (name, t, arr) in enumerate(zip(names, types, arrays)):
         for d, (expr, extent) in enumerate(zip(t.extents, arr.shape)):
             here = f"input '{name}' dimension {d} is {extent}"
@@ -228,7 +244,11 @@ def prepare_inputs(
             value = expr.evaluate(sizes)
         except SymbolicError:
             value = None
-        if value != extent:
+        # (an empty tensor stands for a declared extent that is negative)
+        if value != extent and not (extent == 0 and value is not None and value < 0):
+            if value is None:
+                with contextlib.suppress(SymbolicError):
+                    check_divisors(defop, sizes)  # the clearer message, if it is that
             raise TCError(
                 f"{where} of {fname}: a dimension declared as '{expr}' is {extent}"
                 + (f" but '{expr}' is {value}" if value is not None else "")
@@ -236,7 +256,77 @@ def prepare_inputs(
     for size in defop.size_names:
         if size not in sizes:
             raise TCError(f"size {size} of {fname} is not determined by the inputs")
+    check_divisors(defop, sizes)
     return arrays, sizes
+
+
+def check_divisors(defop: DefOp, sizes: Mapping[str, int]) -> None:
+    """Refuse sizes for which a size expression of `defop` divides by <= 0.
+
+    A quotient by a size (``(N - K) floordiv S``) is computed with a plain
+    division in compiled code: the divisor must be positive."""
+    exprs: list[SizeExpr] = []
+    for t in defop.input_types:
+        exprs.extend(t.extents)
+    for op in defop.body.block.ops:
+        if isinstance(op, ComprehensionOp):
+            for lo, hi in op.ranges:
+                exprs += [lo, hi]
+            exprs.extend(op.result_type.extents)
+    seen: set[SizeExpr] = set()
+    for e in exprs:
+        for d in e.divisors():
+            if d in seen:
+                continue
+            seen.add(d)
+            value = d.evaluate(sizes)
+            if value <= 0:
+                bound = ", ".join(f"{n}={sizes[n]}" for n in sorted(d.names()))
+                raise TCError(
+                    f"@{defop.sym_name.data}: '{e}' divides by '{d}', which is "
+                    f"{value} for {bound}; it must be positive"
+                )
+
+
+def inputs_by_name(
+    defop: DefOp, positional: Sequence[Any], named: Mapping[str, Any]
+) -> list[Any]:
+    """The inputs of a call in declared order, from `positional` ones and
+    `named` ones (by their declared names: ``k(I, W, S=2)``).
+
+    A name that is not an input, an input given twice, a missing input and
+    surplus positional inputs are `TCError`s naming them."""
+    fname = f"@{defop.sym_name.data}"
+    names = defop.input_names
+    if len(positional) > len(names):
+        raise TCError(
+            f"{fname} expects {len(names)} input{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}) but got {len(positional)} positional ones"
+        )
+    slots: list[Any] = [*positional, *([_MISSING] * (len(names) - len(positional)))]
+    for name, value in named.items():
+        if name not in names:
+            raise TCError(
+                f"{fname} has no input named '{name}'; its inputs are "
+                + ", ".join(names)
+            )
+        i = names.index(name)
+        if i < len(positional):
+            raise TCError(
+                f"input '{name}' (argument {i}) of {fname} is given twice: "
+                "by position and by keyword"
+            )
+        slots[i] = value
+    missing = [n for n, v in zip(names, slots) if v is _MISSING]
+    if missing:
+        raise TCError(
+            f"{fname}: missing input{'s' if len(missing) != 1 else ''} "
+            + ", ".join(f"'{n}'" for n in missing)
+        )
+    return slots
+
+
+_MISSING = object()
 
 
 def _check_device_input(

@@ -5,7 +5,13 @@ parameters of a definition, e.g. ``M``, ``H - KH + 1``, ``(I + 1) floordiv 2``
 or ``min(N, M)``. `SizeExpr` is a small normalising algebra for them:
 
 * a linear combination of *atoms* with integer coefficients plus a constant;
-* atoms are size names, ``floordiv`` by a positive constant, and ``min``/``max``;
+* atoms are size names, ``floordiv`` by a positive constant, ``min``/``max``,
+  products of two or more atoms (``M * P``) and ``floordiv`` by a non-constant
+  expression (``(N - K) floordiv S``): the last two are not quasi-affine, so
+  later stages treat each as a parameter of its own (a *derived parameter*,
+  computed from the sizes);
+* products distribute over sums (``(M + 1) * P`` is ``M * P + P``), so a
+  polynomial in the sizes has one form;
 * ``ceildiv`` and ``mod`` are rewritten into ``floordiv``;
 * ``floordiv`` pulls out multiples of the divisor (the constant left inside is
   in ``[0, divisor)``), divides out a common factor of the coefficients and
@@ -22,10 +28,13 @@ expressions is not attempted.) The textual syntax (also used by the tc
 dialect) is::
 
     expr := term (('+' | '-') term)*
-    term := factor (('*' factor) | 'floordiv' INT | 'ceildiv' INT | 'mod' INT)*
+    term := factor (('*' | 'floordiv' | 'ceildiv' | 'mod') factor)*
     factor := INT | NAME | '-' factor | '(' expr ')' | ('min' | 'max') '(' expr (',' expr)+ ')'
 
-A product is only allowed when one side is constant.
+A constant divisor must be positive. A non-constant divisor must be positive
+when the expression is evaluated: `divisors` lists them so that callers can
+check the sizes first; `evaluate` gives 0 for a zero divisor, like TC's
+integer ``/``.
 """
 
 from __future__ import annotations
@@ -36,12 +45,12 @@ from dataclasses import dataclass
 
 
 class SymbolicError(ValueError):
-    """Raised for malformed or non-affine size expressions."""
+    """Raised for malformed size expressions and non-positive constant divisors."""
 
 
 @dataclass(frozen=True, order=True)
 class _Atom:
-    kind: str  # "sym" | "floordiv" | "min" | "max"
+    kind: str  # "sym" | "floordiv" | "min" | "max" | "mul" | "div"
     name: str = ""
     args: tuple[SizeExpr, ...] = ()
     divisor: int = 1
@@ -51,6 +60,11 @@ class _Atom:
             return self.name
         if self.kind == "floordiv":
             return f"{self.args[0]._str_paren()} floordiv {self.divisor}"
+        if self.kind == "mul":
+            return " * ".join(_factor_str(a) for a in self.args)
+        if self.kind == "div":
+            num, den = self.args
+            return f"{num._str_paren()} floordiv {_factor_str(den)}"
         return f"{self.kind}({', '.join(str(a) for a in self.args)})"
 
     def evaluate(self, env: Mapping[str, int]) -> int:
@@ -62,6 +76,13 @@ class _Atom:
         values = [a.evaluate(env) for a in self.args]
         if self.kind == "floordiv":
             return values[0] // self.divisor
+        if self.kind == "mul":
+            out = 1
+            for v in values:
+                out *= v
+            return out
+        if self.kind == "div":
+            return values[0] // values[1] if values[1] else 0
         return min(values) if self.kind == "min" else max(values)
 
     def names(self) -> set[str]:
@@ -124,7 +145,16 @@ class SizeExpr:
             return SizeExpr._make({a: c * k for a, c in self.terms}, self.const * k)
         if self.is_constant:
             return other * self
-        raise SymbolicError(f"product of non-constant expressions ({self}) * ({other})")
+        # Distribute: (sum a_i x_i + c) * (sum b_j y_j + d).
+        terms: dict[_Atom, int] = {}
+        for a, c in self.terms:
+            for b, d in other.terms:
+                atom = _product(a, b)
+                terms[atom] = terms.get(atom, 0) + c * d
+        out = SizeExpr._make(terms, self.const * other.const)
+        nonconst_self = SizeExpr(self.terms, 0)
+        nonconst_other = SizeExpr(other.terms, 0)
+        return out + nonconst_self * other.const + nonconst_other * self.const
 
     def __rmul__(self, other: int) -> SizeExpr:
         return self * other
@@ -168,6 +198,38 @@ class SizeExpr:
     def mod(self, divisor: int) -> SizeExpr:
         return self - self.floordiv(divisor) * divisor
 
+    def floordiv_by(self, divisor: SizeExpr | int) -> SizeExpr:
+        """``floor(self / divisor)`` for any divisor (positive when evaluated).
+
+        A constant divisor is `floordiv`; a quotient known to be 0 (``(S - 1)
+        floordiv S``) or exact (``(M * P) floordiv P`` is ``M``) is
+        simplified; anything else is a ``div`` atom."""
+        divisor = _as_expr(divisor)
+        if divisor.is_constant:
+            return self.floordiv(divisor.const)
+        if self.is_constant and self.const == 0:
+            return self
+        if self == divisor - 1 or (
+            provably_nonneg(self) and provably_nonneg(divisor - self - 1)
+        ):
+            return SizeExpr.lit(0)  # 0 <= self < divisor (a divisor is >= 1)
+        exact = _exact_quotient(self, divisor)
+        if exact is not None:
+            return exact
+        return SizeExpr(((_Atom("div", args=(self, divisor)), 1),), 0)
+
+    def ceildiv_by(self, divisor: SizeExpr | int) -> SizeExpr:
+        divisor = _as_expr(divisor)
+        if divisor.is_constant:
+            return self.ceildiv(divisor.const)
+        return (self + divisor - 1).floordiv_by(divisor)
+
+    def mod_by(self, divisor: SizeExpr | int) -> SizeExpr:
+        divisor = _as_expr(divisor)
+        if divisor.is_constant:
+            return self.mod(divisor.const)
+        return self - self.floordiv_by(divisor) * divisor
+
     # --------------------------------------------------------------- queries
     @property
     def is_constant(self) -> bool:
@@ -185,6 +247,24 @@ class SizeExpr:
     def evaluate(self, env: Mapping[str, int]) -> int:
         return self.const + sum(c * a.evaluate(env) for a, c in self.terms)
 
+    def divisors(self) -> list[SizeExpr]:
+        """The non-constant divisors in `self` (innermost first)."""
+        out: list[SizeExpr] = []
+        for a, _ in self.terms:
+            for x in a.args:
+                out.extend(d for d in x.divisors() if d not in out)
+            if a.kind == "div" and a.args[1] not in out:
+                out.append(a.args[1])
+        return out
+
+    @property
+    def is_affine(self) -> bool:
+        """Quasi-affine: no product of sizes and no non-constant divisor."""
+        return all(
+            a.kind not in ("mul", "div") and all(x.is_affine for x in a.args)
+            for a, _ in self.terms
+        )
+
     def substitute(self, env: Mapping[str, SizeExpr]) -> SizeExpr:
         """Replace size names by expressions."""
         out = SizeExpr.lit(self.const)
@@ -197,7 +277,7 @@ class SizeExpr:
         parts: list[str] = []
         for a, c in self.terms:
             text = str(a)
-            if a.kind == "floordiv" and (c != 1 or parts):
+            if a.kind in ("floordiv", "div") and (c != 1 or parts):
                 text = f"({text})"
             mag = abs(c)
             body = text if mag == 1 else f"{mag} * {text}"
@@ -225,8 +305,48 @@ class SizeExpr:
 
 
 def _key(item: tuple[_Atom, int]) -> tuple[bool, int, str]:
-    order = {"sym": 0, "floordiv": 1, "min": 2, "max": 3}
+    order = {"sym": 0, "mul": 1, "floordiv": 2, "div": 3, "min": 4, "max": 5}
     return (item[1] < 0, order[item[0].kind], str(item[0]))
+
+
+def _factors(a: _Atom) -> tuple[SizeExpr, ...]:
+    """The factors of a product atom; any other atom is its only factor."""
+    return a.args if a.kind == "mul" else (SizeExpr(((a, 1),), 0),)
+
+
+def _product(a: _Atom, b: _Atom) -> _Atom:
+    return _Atom("mul", args=tuple(sorted((*_factors(a), *_factors(b)), key=str)))
+
+
+def _factor_str(e: SizeExpr) -> str:
+    """A factor of a product or a divisor: parenthesised unless a name or call."""
+    text = str(e)
+    atom = e.terms[0][0] if len(e.terms) == 1 and not e.const else None
+    if atom is not None and e.terms[0][1] == 1 and atom.kind in ("sym", "min", "max"):
+        return text
+    return f"({text})"
+
+
+def _exact_quotient(num: SizeExpr, den: SizeExpr) -> SizeExpr | None:
+    """``num / den`` when `den` is one monomial dividing every term of `num`."""
+    if len(den.terms) != 1 or den.const or num.const:
+        return None
+    ((datom, dc),) = den.terms
+    dfs = list(_factors(datom))
+    out = SizeExpr.lit(0)
+    for a, c in num.terms:
+        if c % dc:
+            return None
+        rest = list(_factors(a))
+        for f in dfs:
+            if f not in rest:
+                return None
+            rest.remove(f)
+        q = SizeExpr.lit(c // dc)
+        for f in rest:
+            q = q * f
+        out = out + q
+    return out
 
 
 def _gcd(a: int, b: int) -> int:
@@ -246,6 +366,13 @@ def _subst_atom(a: _Atom, env: Mapping[str, SizeExpr]) -> SizeExpr:
     args = [x.substitute(env) for x in a.args]
     if a.kind == "floordiv":
         return args[0].floordiv(a.divisor)
+    if a.kind == "mul":
+        out = SizeExpr.lit(1)
+        for x in args:
+            out = out * x
+        return out
+    if a.kind == "div":
+        return args[0].floordiv_by(args[1])
     return smin(args) if a.kind == "min" else smax(args)
 
 
@@ -391,28 +518,23 @@ class _Parser:
             e = e + rhs if op == "+" else e - rhs
         return e
 
-    def _int(self) -> int:
-        tok = self.take()
-        if not _is_int(tok):
-            raise SymbolicError(f"expected an integer but found '{tok}'")
-        return int(tok)
-
     def term(self) -> SizeExpr:
         e = self.factor()
         while (tok := self.peek()) in ("*", "floordiv", "ceildiv", "mod"):
             self.take()
+            rhs = self.factor()
             if tok == "*":
-                e = e * self.factor()
+                e = e * rhs
                 continue
-            d = self._int()
-            if d <= 0:
+            d = rhs.constant_value()
+            if d is not None and d <= 0:
                 raise SymbolicError(f"{tok} by non-positive constant {d}")
             if tok == "floordiv":
-                e = e.floordiv(d)
+                e = e.floordiv_by(rhs)
             elif tok == "ceildiv":
-                e = e.ceildiv(d)
+                e = e.ceildiv_by(rhs)
             else:
-                e = e.mod(d)
+                e = e.mod_by(rhs)
         return e
 
     def factor(self) -> SizeExpr:

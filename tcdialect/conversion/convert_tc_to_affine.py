@@ -45,12 +45,18 @@ Details (beyond docs/pipeline.md):
 * Affine maps are built programmatically: loop induction variables are
   dims, size arguments are symbols. A bound with `min` (upper) or `max`
   (lower) becomes a multi-result map; any other bound is computed with
-  `arith` index ops before the loop nest and passed as an extra symbol.
+  `arith` index ops before the loop nest and passed as an extra symbol. A
+  product of sizes or a quotient by a size (``M * P``, ``(N - K) floordiv
+  S``: not affine) is computed before the loop nests (`arith.muli`,
+  `arith.floordivsi`; the caller checked that divisors are positive) and is
+  one symbol of the map: ``to (symbol(%M_x_P))`` with ``%M_x_P = arith.muli
+  %M, %P``; the scheduler makes it a derived parameter.
 * A read is affine when every subscript is ``sum(c * index) + rest`` with
   ``rest`` a size expression, i.e. built from index constants, `tc.size`,
   loop indices, `arith.addi`/`subi`, `arith.muli` by a constant and
-  `arith.floordivsi` of an index-free value by a positive constant (exactly
-  the subscripts whose bounds the frontend verifies). Other reads are
+  `arith.floordivsi` of an index-free value by a positive constant. (A
+  product of two sizes, or of an index and a size, is not: ``I(i * S)`` in
+  generic code is a checked read.) Other reads are
   `memref.load` inside `scf.if` on an in-bounds test of the non-affine
   subscripts; the else branch stores the tensor's 1-based position in
   `tc.checked` into the error flag and yields zero.
@@ -98,7 +104,7 @@ Details (beyond docs/pipeline.md):
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
@@ -232,7 +238,7 @@ def _alternatives(e: SizeExpr, kind: str, limit: int = 16) -> list[SizeExpr] | N
     alts = [SizeExpr.lit(e.const)]
     for atom, c in e.terms:
         k = atom.kind
-        if k in ("sym", "floordiv"):
+        if k in ("sym", "floordiv", "mul", "div"):
             parts = [_atom_expr(atom, c)]
         elif (k == kind and c > 0) or (k == other and c < 0):
             parts = []
@@ -250,10 +256,18 @@ def _alternatives(e: SizeExpr, kind: str, limit: int = 16) -> list[SizeExpr] | N
 
 
 class _Symbols:
-    """The symbol operands of one affine map under construction."""
+    """The symbol operands of one affine map under construction.
 
-    def __init__(self, sizes: dict[str, SSAValue]):
+    A product of sizes or a quotient by a size (not affine) is computed by
+    `materialize` and is a symbol of its own."""
+
+    def __init__(
+        self,
+        sizes: dict[str, SSAValue],
+        materialize: Callable[[SizeExpr], SSAValue] | None = None,
+    ):
         self.sizes = sizes
+        self.materialize = materialize
         self.values: list[SSAValue] = []
 
     def index(self, v: SSAValue) -> int:
@@ -276,6 +290,9 @@ class _Symbols:
                 if inner is None:
                     return None
                 x = inner // atom.divisor
+            elif atom.kind in ("mul", "div") and self.materialize is not None:
+                value = self.materialize(SizeExpr(((atom, 1),), 0))
+                x = AffineExpr.symbol(self.index(value))
             else:
                 return None
             out = out + x * c
@@ -350,7 +367,11 @@ def _form(
 
 
 def _combine_affine(op: Operation, a: Affine, b: Affine) -> Affine | None:
+    """The form of ``a op b``; None where it is not affine (a product of
+    sizes is not: such subscripts are read like data-dependent ones)."""
     (ca, ra), (cb, rb) = a, b
+    if isinstance(op, arith.MuliOp) and not (ra.is_constant or rb.is_constant):
+        return None
     try:
         if isinstance(op, arith.AddiOp | arith.SubiOp):
             sign = 1 if isinstance(op, arith.AddiOp) else -1
@@ -505,6 +526,16 @@ class _DefLowering:
                 inner = self.materialize(b, atom.args[0])
                 dv = self.materialize(b, SizeExpr.lit(atom.divisor))
                 x = b.insert(arith.FloorDivSIOp(inner, dv)).result
+            elif atom.kind == "mul":
+                factors = [self.materialize(b, a) for a in atom.args]
+                x = factors[0]
+                for y in factors[1:]:
+                    x = b.insert(arith.MuliOp(x, y)).result
+            elif atom.kind == "div":
+                # (the caller checked that the divisor is positive:
+                # `tcdialect.arguments.check_divisors`)
+                num, den = (self.materialize(b, a) for a in atom.args)
+                x = b.insert(arith.FloorDivSIOp(num, den)).result
             else:
                 args = [self.materialize(b, a) for a in atom.args]
                 x = args[0]
@@ -537,7 +568,7 @@ class _DefLowering:
         self, b: Builder, e: SizeExpr, kind: str
     ) -> tuple[list[AffineExpr], list[SSAValue]]:
         """Map results (their min for upper, max for lower bounds) and symbols."""
-        syms = _Symbols(self.sizes)
+        syms = _Symbols(self.sizes, lambda x: self.materialize(b, x))
         alts = _alternatives(e, kind)
         if alts is not None:
             exprs = [syms.expr(a) for a in alts]

@@ -331,15 +331,42 @@ class DefOp(IRDLOperation):
     def output_types(self) -> tuple[TensorType, ...]:
         return tuple(_tensor_type(v, "output") for v in self.return_op.values)
 
+    @property
+    def scalar_size_names(self) -> tuple[str, ...]:
+        """Sizes that are also inputs: 0-d integer inputs whose value binds
+        the size (a stride ``S`` used in ranges or subscripts)."""
+        inputs = set(self.input_names)
+        return tuple(n for n in self.size_names if n in inputs)
+
     def verify_(self) -> None:
-        names = [*self.size_names, *self.input_names, *self.output_names]
+        inputs = dict(zip(self.input_names, self.body.block.args))
+        names = [
+            *(n for n in self.size_names if n not in inputs),
+            *self.input_names,
+            *self.output_names,
+        ]
         seen: set[str] = set()
         for n in names:
-            if n in seen:
+            if n in seen or self.size_names.count(n) > 1:
                 raise VerifyException(
                     f"name '{n}' is declared twice in @{self.sym_name.data}"
                 )
             seen.add(n)
+        for n in self.size_names:
+            arg = inputs.get(n)
+            if arg is None:
+                continue
+            t = arg.type
+            if not (
+                isinstance(t, TensorType)
+                and t.rank == 0
+                and isinstance(t.element_type, IntegerType)
+                and t.element_type.width.data > 1
+            ):
+                raise VerifyException(
+                    f"name '{n}' is declared twice in @{self.sym_name.data} (a size "
+                    f"may share its name only with a 0-d integer input, not {t})"
+                )
         args = self.body.block.args
         if len(args) != len(self.input_names):
             raise VerifyException(

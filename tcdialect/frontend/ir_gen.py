@@ -342,7 +342,7 @@ class _BodyGen:
                 "int32",
                 t,
             )
-        if n in self.sizes:
+        if n in self.sizes and n not in self.values:
             size = self.op(tc.SizeOp(n))
             return self.convert(
                 self.op(arith.IndexCastOp(size, value_type("int32"))), "int32", t

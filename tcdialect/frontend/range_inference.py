@@ -3,7 +3,11 @@
 Each tensor access ``T(e_1, ..., e_n)`` whose subscript ``e_d`` is affine in
 the index variables gives two constraints ``e_d >= 0`` and
 ``extent_d - 1 - e_d >= 0``. A `Constraint` is ``sum(c_v * v) + rest >= 0``
-with integer coefficients ``c_v`` and ``rest`` a `SizeExpr` of the sizes.
+with coefficients ``c_v`` that are integers or size expressions of known
+sign (a stride ``S`` in ``I(i * S + r)``; a non-constant coefficient is
+assumed positive when it is not provably non-positive, and becomes a
+divisor: ``i < (N - K) floordiv S + 1``), and ``rest`` a `SizeExpr` of the
+sizes.
 
 `infer` solves them in rounds: ranges from ``where`` are taken as solved and
 eliminated first ("for all" values of the solved index); then each round
@@ -19,20 +23,34 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tcdialect.symbolic import SizeExpr, smax, smin
+from tcdialect.symbolic import SizeExpr, provably_nonneg, smax, smin
+
+Coefficient = int | SizeExpr
+
+
+def _expr(c: Coefficient) -> SizeExpr:
+    return c if isinstance(c, SizeExpr) else SizeExpr.lit(c)
+
+
+def _positive(c: Coefficient) -> bool:
+    """Whether `c` counts as positive: a constant > 0, or not provably <= 0."""
+    e = _expr(c)
+    if e.is_constant:
+        return e.const > 0
+    return not provably_nonneg(-e)
 
 
 @dataclass(frozen=True)
 class Constraint:
     """``sum(coeffs[v] * v) + rest >= 0``; `origin` says where it came from."""
 
-    coeffs: Mapping[str, int]
+    coeffs: Mapping[str, Coefficient]
     rest: SizeExpr
     origin: object = None
 
     @property
     def free(self) -> set[str]:
-        return {v for v, c in self.coeffs.items() if c != 0}
+        return {v for v, c in self.coeffs.items() if _expr(c) != SizeExpr.lit(0)}
 
     def for_all(self, ranges: Mapping[str, tuple[SizeExpr, SizeExpr]]) -> Constraint:
         """The constraint required for every value of the solved indices.
@@ -46,9 +64,9 @@ class Constraint:
         for v in list(coeffs):
             if v not in ranges:
                 continue
-            c = coeffs.pop(v)
+            c = _expr(coeffs.pop(v))
             lo, hi = ranges[v]
-            rest = rest + (lo * c if c > 0 else (hi - 1) * c)
+            rest = rest + (lo * c if _positive(c) else (hi - 1) * c)
         return Constraint(coeffs, rest, self.origin)
 
     def __str__(self) -> str:
@@ -69,11 +87,11 @@ class Result:
 
 def _bound(c: Constraint, v: str) -> tuple[str, SizeExpr]:
     """The bound on `v` from a constraint whose only free variable is `v`."""
-    k = c.coeffs[v]
-    if k > 0:  # k*v + rest >= 0  ->  v >= ceil(-rest / k)
-        return "lo", (-c.rest).ceildiv(k)
+    k = _expr(c.coeffs[v])
+    if _positive(k):  # k*v + rest >= 0  ->  v >= ceil(-rest / k)
+        return "lo", (-c.rest).ceildiv_by(k)
     # k*v + rest >= 0 with k < 0  ->  v <= floor(rest / -k)
-    return "hi", c.rest.floordiv(-k) + 1
+    return "hi", c.rest.floordiv_by(-k) + 1
 
 
 def infer(

@@ -26,6 +26,7 @@ from tcdialect.symbolic import (
     SymbolicError,
     diff_range,
     provably_le,
+    provably_nonneg,
     smax,
     smin,
 )
@@ -155,13 +156,28 @@ class Tensor:
 
 @dataclass
 class Access:
-    """An affine tensor access kept for bounds checks once sizes are known."""
+    """An affine tensor access kept for bounds checks once sizes are known.
+
+    The subscript is ``sum(coeffs[v] * v) + rest``; a coefficient may be an
+    expression of sizes (``i * S``) whose sign is known (`coefficient_sign`).
+    """
 
     tensor: str
     dim: int
-    coeffs: dict[str, int]
+    coeffs: dict[str, SizeExpr]
     rest: SizeExpr
     span: Span
+
+
+def coefficient_sign(c: SizeExpr) -> int | None:
+    """1 when `c >= 0` for all sizes, -1 when `c <= 0`, None when unknown."""
+    if c.is_constant:
+        return 1 if c.const >= 0 else -1
+    if provably_nonneg(c):
+        return 1
+    if provably_nonneg(-c):
+        return -1
+    return None
 
 
 @dataclass
@@ -209,7 +225,8 @@ class CheckedDef:
                 assert t.extents is not None
                 extent = t.extents[acc.dim].evaluate(sizes)
                 low = high = acc.rest.evaluate(sizes)
-                for v, c in acc.coeffs.items():
+                for v, coeff in acc.coeffs.items():
+                    c = coeff.evaluate(sizes)
                     lo, hi = ranges[v]
                     low += c * (lo if c > 0 else hi - 1)
                     high += c * (hi - 1 if c > 0 else lo)
@@ -287,6 +304,40 @@ def _walk(e: ast.Expr) -> Iterator[ast.Expr]:
             pass
 
 
+def _size_affine(
+    e: ast.Expr, sizes: set[str], tensors: set[str], lets: Mapping[str, ast.Expr]
+) -> bool | None:
+    """Whether `e` mentions an index, or None when it is not affine with the
+    names in `sizes` read as sizes (a test before names are resolved, for
+    `size_scalars`: a name that is not a size, tensor or let is an index)."""
+
+    def form(e: ast.Expr, depth: int) -> bool | None:
+        if depth > 200:
+            return None
+        match e:
+            case ast.IntLit():
+                return False
+            case ast.Name(name=n) if n in lets:
+                return form(lets[n], depth + 1)
+            case ast.Name(name=n):
+                return None if n in tensors else n not in sizes
+            case ast.Unary(op="-", operand=o):
+                return form(o, depth + 1)
+            case ast.Binary(op="+" | "-" | "*" | "/" | "%", lhs=a, rhs=b):
+                x, y = form(a, depth + 1), form(b, depth + 1)
+                if x is None or y is None:
+                    return None
+                if e.op in ("/", "%") and (x or y):
+                    return None
+                if e.op == "*" and x and y:
+                    return None
+                return x or y
+            case _:
+                return None
+
+    return form(e, 0)
+
+
 class _Skip(Exception):
     """Abandons checking of one statement after an error was reported."""
 
@@ -301,6 +352,8 @@ class _DefChecker:
         self.sizes: list[str] = []
         self.tensors: dict[str, Tensor] = {}
         self.size_spans: dict[str, Span] = {}
+        #: Scalar inputs that are also size parameters (`size_scalars`).
+        self.scalar_sizes: set[str] = set()
         #: Tensors written by a statement that had errors: reading them later
         #: reports nothing more (the first error says what went wrong).
         self.failed: set[str] = set()
@@ -328,8 +381,73 @@ class _DefChecker:
             return False
         return True
 
+    def size_scalars(self) -> set[str]:
+        """The 0-d integer inputs used in a where range, or in a subscript
+        that is affine when they are sizes (``I(i * S + r)``, ``X(i + P)``).
+
+        Such a scalar is also a size parameter, bound from its value at the
+        call (docs/language-notes.md, "Scalars that drive sizes"); in other
+        subscripts (``X(i % k)``) it stays a value read at run time."""
+        scalars = {
+            p.name.name
+            for p in self.node.params
+            if not p.dims and is_int(p.elem_type) and p.elem_type != "bool"
+        }
+        if not scalars:
+            return set()
+        try:
+            return self._size_scalars(scalars)
+        except RecursionError:
+            return set()  # the statement's check reports TOO_DEEP
+
+    def _size_scalars(self, scalars: set[str]) -> set[str]:
+        tensors = {p.name.name for p in self.node.params} | {
+            o.name.name for o in self.node.outputs
+        }
+        tensors |= {s.target.name for s in self.node.body}
+        sizes = scalars | {
+            d.value
+            for p in self.node.params
+            for d in p.dims
+            if isinstance(d.value, str)
+        }
+        used: set[str] = set()
+        for s in self.node.body:
+            lets = {
+                w.name.name: w.value for w in s.where if isinstance(w, ast.LetClause)
+            }
+            roots: list[ast.Expr] = []
+            for w in s.where:
+                if isinstance(w, ast.RangeClause):
+                    roots += [w.lo, w.hi]
+            for e in [s.rhs, *lets.values()] + [
+                w.access for w in s.where if isinstance(w, ast.ExistsClause)
+            ]:
+                for sub in _walk(e):
+                    if isinstance(sub, ast.Access) and sub.callee.name not in (
+                        BUILTIN_ARITY
+                    ):
+                        roots += [
+                            a
+                            for a in sub.args
+                            if _size_affine(a, sizes, tensors - scalars, lets)
+                            is not None
+                        ]
+            seen: set[str] = set()
+            while roots:
+                for sub in _walk(roots.pop()):
+                    if not isinstance(sub, ast.Name) or sub.name in seen:
+                        continue
+                    seen.add(sub.name)
+                    if sub.name in lets:
+                        roots.append(lets[sub.name])
+                    elif sub.name in scalars:
+                        used.add(sub.name)
+        return used
+
     def header(self) -> CheckedDef:
         inputs: list[Tensor] = []
+        size_scalars = self.size_scalars()
         for p in self.node.params:
             extents: list[SizeExpr] = []
             for d in p.dims:
@@ -348,6 +466,9 @@ class _DefChecker:
                 )
                 self.tensors[t.name] = t
                 inputs.append(t)
+                if t.name in size_scalars:
+                    self.sizes.append(t.name)
+                    self.scalar_sizes.add(t.name)
         outputs: list[Tensor] = []
         for o in self.node.outputs:
             annotation = o.elem_type
@@ -422,7 +543,7 @@ class _StmtChecker:
         self.let_types: dict[str, str] = {}
         #: The same for the affine forms and size expressions of lets (an
         #: exception when a let is not one).
-        self.let_forms: dict[str, tuple[dict[str, int], SizeExpr] | Exception] = {}
+        self.let_forms: dict[str, tuple[dict[str, SizeExpr], SizeExpr] | Exception] = {}
         self.let_sizes: dict[str, SizeExpr | Exception] = {}
         #: Let names that were reported as bad: no further errors for them.
         self.bad_lets: set[str] = set()
@@ -648,20 +769,33 @@ class _StmtChecker:
             return self._size_expr(e)
         except (_NotAffine, SymbolicError) as err:
             self.error(
-                f"a where range bound must be an affine expression of sizes and "
+                f"a where range bound must be an integer expression of sizes and "
                 f"constants{': ' + str(err) if str(err) else ''}",
                 getattr(err, "span", None) or e.span,
             )
             return None
 
+    def is_size(self, n: str) -> bool:
+        return n in self.d.size_spans or n in self.d.scalar_sizes
+
     def _size_expr(self, e: ast.Expr) -> SizeExpr:
         match e:
             case ast.IntLit(value=v):
                 return SizeExpr.lit(v)
-            case ast.Name(name=n) if n in self.d.size_spans:
+            case ast.Name(name=n) if self.is_size(n):
                 return SizeExpr.sym(n)
             case ast.Name(name=n) if n in self.lets:
                 return _once(self.let_sizes, n, lambda: self._size_expr(self.lets[n]))
+            case ast.Name(name=n) if n in self.d.tensors:
+                t = self.d.tensors[n]
+                what = (
+                    f"a {t.elem} scalar"
+                    if t.kind == "input" and t.extents == ()
+                    else "a tensor"
+                )
+                raise _NotAffine(
+                    f"'{n}' is {what}; only 0-d integer inputs can drive sizes", e.span
+                )
             case ast.Name(name=n):
                 raise _NotAffine(f"'{n}' is not a size", e.span)
             case ast.Unary(op="-", operand=o):
@@ -673,13 +807,11 @@ class _StmtChecker:
             case ast.Binary(op="*", lhs=a, rhs=b):
                 return self._size_expr(a) * self._size_expr(b)
             case ast.Binary(op="/" | "%", lhs=a, rhs=b):
-                d = self._size_expr(b).constant_value()
-                if d is None or d <= 0:
-                    raise _NotAffine(
-                        "division by a non-constant or non-positive value", b.span
-                    )
+                d = self._size_expr(b)
+                if d.is_constant and d.const <= 0:
+                    raise _NotAffine("division by a non-positive constant", b.span)
                 x = self._size_expr(a)
-                return x.floordiv(d) if e.op == "/" else x.mod(d)
+                return x.floordiv_by(d) if e.op == "/" else x.mod_by(d)
             case ast.MinMax(op=op, lhs=a, rhs=b):
                 xs = [self._size_expr(a), self._size_expr(b)]
                 return smin(xs) if op == "min" else smax(xs)
@@ -927,23 +1059,25 @@ class _StmtChecker:
         return target.elem
 
     # ------------------------------------------------------------- ranges
-    def affine(self, e: ast.Expr) -> tuple[dict[str, int], SizeExpr] | None:
-        """`e` as ``sum(c * index) + rest``, or None if it is not affine."""
+    def affine(self, e: ast.Expr) -> tuple[dict[str, SizeExpr], SizeExpr] | None:
+        """`e` as ``sum(c * index) + rest``, or None if it is not affine.
+
+        Coefficients are size expressions of known sign (``i * S``)."""
         try:
             return self._affine(e)
         except (_NotAffine, SymbolicError):
             return None
 
-    def _affine(self, e: ast.Expr) -> tuple[dict[str, int], SizeExpr]:
+    def _affine(self, e: ast.Expr) -> tuple[dict[str, SizeExpr], SizeExpr]:
         match e:
             case ast.IntLit(value=v):
                 return {}, SizeExpr.lit(v)
             case ast.Name(name=n) if n in self.lets:
                 return _once(self.let_forms, n, lambda: self._affine(self.lets[n]))
-            case ast.Name(name=n) if n in self.d.size_spans:
+            case ast.Name(name=n) if self.is_size(n):
                 return {}, SizeExpr.sym(n)
             case ast.Name(name=n) if n in self.indices:
-                return {n: 1}, SizeExpr.lit(0)
+                return {n: SizeExpr.lit(1)}, SizeExpr.lit(0)
             case ast.Unary(op="-", operand=o):
                 c, r = self._affine(o)
                 return {k: -v for k, v in c.items()}, -r
@@ -953,25 +1087,26 @@ class _StmtChecker:
                 sign = 1 if e.op == "+" else -1
                 out = dict(ca)
                 for k, v in cb.items():
-                    out[k] = out.get(k, 0) + sign * v
-                return {k: v for k, v in out.items() if v}, ra + rb * sign
+                    out[k] = out.get(k, SizeExpr.lit(0)) + v * sign
+                zero = SizeExpr.lit(0)
+                return {k: v for k, v in out.items() if v != zero}, ra + rb * sign
             case ast.Binary(op="*", lhs=a, rhs=b):
                 ca, ra = self._affine(a)
                 cb, rb = self._affine(b)
-                if not ca and ra.is_constant:
-                    return {k: v * ra.const for k, v in cb.items()}, rb * ra.const
-                if not cb and rb.is_constant:
-                    return {k: v * rb.const for k, v in ca.items()}, ra * rb.const
-                if not ca and not cb:
-                    return {}, ra * rb
-                raise _NotAffine("", e.span)
+                if ca and cb:
+                    raise _NotAffine("", e.span)
+                if not ca:
+                    ca, ra, cb, rb = cb, rb, ca, ra
+                # ca * index + ra, times rb (an expression of sizes)
+                out = {k: v * rb for k, v in ca.items()}
+                zero = SizeExpr.lit(0)
+                return {k: v for k, v in out.items() if v != zero}, ra * rb
             case ast.Binary(op="/" | "%", lhs=a, rhs=b):
                 ca, ra = self._affine(a)
                 cb, rb = self._affine(b)
-                d = rb.constant_value()
-                if ca or cb or d is None or d <= 0:
+                if ca or cb or (rb.is_constant and rb.const <= 0):
                     raise _NotAffine("", e.span)
-                return {}, (ra.floordiv(d) if e.op == "/" else ra.mod(d))
+                return {}, (ra.floordiv_by(rb) if e.op == "/" else ra.mod_by(rb))
             case _:
                 raise _NotAffine("", e.span)
 
@@ -980,6 +1115,8 @@ class _StmtChecker:
         if form is None:
             return  # data-dependent or non-affine: bounds-checked at run time
         coeffs, rest = form
+        if any(coefficient_sign(c) is None for c in coeffs.values()):
+            return  # e.g. i * (M - N): not used for inference, checked at run time
         access = Access(tensor, dim, coeffs, rest, sub.span)
         if access in self.accesses:
             return  # a let used twice: the same access again
@@ -1037,8 +1174,9 @@ class _StmtChecker:
             low = high = acc.rest
             for v, c in acc.coeffs.items():
                 lo, hi = ranges[v]
-                low = low + (lo * c if c > 0 else (hi - 1) * c)
-                high = high + ((hi - 1) * c if c > 0 else lo * c)
+                positive = coefficient_sign(c) == 1
+                low = low + (lo * c if positive else (hi - 1) * c)
+                high = high + ((hi - 1) * c if positive else lo * c)
             over = diff_range(high, extent - 1)
             under = diff_range(low, SizeExpr.lit(0))
             if (over is not None and over[0] > 0) or (

@@ -4,7 +4,9 @@ Contract: `regenerate(fn, scop, schedule)` rewrites the body of `fn` (the
 function `scop` was extracted from) to run the statements of `scop` in the
 order of `schedule`:
 
-- isl builds an AST from the schedule (context: sizes >= 0). Its `for` loops
+- isl builds an AST from the schedule (context: sizes >= 0). Parameters are
+  the size arguments and the derived parameters of the scop (values computed
+  before the loops, e.g. ``M * P``: kept in place, used as symbols). Its `for` loops
   become `affine.for`, or a one-dimensional `affine.parallel` for the loop a
   `parallel@<d>` mark means (the one whose iterator is `c<d>`) unless it is
   inside another parallel loop: a mark whose loop isl dropped (it runs once)
@@ -237,7 +239,9 @@ class _Generator:
         #: AST iterators that a `map@` mark above maps to a GPU processor.
         self.mapped: dict[str, MemberMap] = {}
         index_args = [a for a in body.args if isinstance(a.type, IndexType)]
-        self.params: dict[str, SSAValue] = dict(zip(scop.params, index_args))
+        self.params: dict[str, SSAValue] = scop.param_values or dict(
+            zip(scop.params, index_args)
+        )
         self.stmt_ops: set[Operation] = set()
         for s in scop.statements.values():
             for top in s.ops:

@@ -178,11 +178,15 @@ def _union_set(sets: Sequence[isl.Set]) -> isl.UnionSet:
 
 
 def schedule_context(scop: Scop) -> isl.Set:
-    """Sizes are never negative."""
+    """Sizes are never negative (nor are the derived parameters known to be
+    non-negative, `Scop.nonneg_params`)."""
     if not scop.params:
         return isl.Set("{ : }")
-    cons = " and ".join(f"{p} >= 0" for p in scop.params)
-    return isl.Set(f"[{', '.join(scop.params)}] -> {{ : {cons} }}")
+    nonneg = [
+        p for p in scop.params if p in scop.nonneg_params or not scop.param_values
+    ]
+    cons = " and ".join(f"{p} >= 0" for p in nonneg)
+    return isl.Set(f"[{', '.join(scop.params)}] -> {{ {': ' + cons if cons else ''} }}")
 
 
 def _pairs(deps: isl.UnionMap) -> set[tuple[str, str]]:

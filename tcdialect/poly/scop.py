@@ -6,7 +6,15 @@ sequence of `affine.parallel` / `affine.for` nests, possibly nested and with
 `affine.if`, around store-terminated groups of ops. It returns a `Scop`:
 
 - `params`: the `index` arguments of the function (the size parameters; none
-  for specialised code), in argument order.
+  for specialised code), in argument order, then the *derived parameters*:
+  `index` values computed before the loops from sizes and constants
+  (`arith` ops: a product of sizes ``M * P``, a quotient by a size
+  ``(N - K) floordiv S``) that a loop bound, `affine.if` or access uses. isl
+  cannot express such a value, so it is a parameter of its own, named after
+  its definition (``M_x_P``, ``N_minus_K_div_S``); `param_values` maps every
+  parameter to its SSA value, and `nonneg_params` lists those known to be
+  >= 0 (the sizes, and derived values built from them with ``+ * floordiv
+  max``).
 - `statements`: one `S<k>` per store (an `affine.store`, or a `memref.store`
   outside any loop-free `scf.if`), numbered in textual order. A statement
   owns the ops of its block from the previous statement up to its store. Its
@@ -117,6 +125,10 @@ class Scop:
     schedule: isl.UnionMap
     #: Array name -> the memref value (function argument or alloc result).
     arrays: dict[str, SSAValue]
+    #: Parameter name -> its value (an `index` argument or a derived one).
+    param_values: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    #: Parameters that are never negative.
+    nonneg_params: frozenset[str] = frozenset()
 
     @property
     def domain(self) -> isl.UnionSet:
@@ -145,6 +157,30 @@ class Reduction:
     #: Positions of the reduction dims in the statement's domain.
     dims: tuple[int, ...]
     dim_names: tuple[str, ...]
+
+
+#: Ops whose `index` operands may be derived parameters.
+_AFFINE_USERS = (
+    affine.ForOp,
+    affine.ParallelOp,
+    affine.IfOp,
+    affine.LoadOp,
+    affine.StoreOp,
+)
+
+#: Ops a derived parameter may be computed with: a word for its name, and
+#: whether non-negative operands give a non-negative result.
+_DERIVED_OPS: dict[type[Operation], tuple[str, bool]] = {
+    arith.AddiOp: ("plus", True),
+    arith.SubiOp: ("minus", False),
+    arith.MuliOp: ("x", True),
+    arith.FloorDivSIOp: ("div", True),
+    arith.CeilDivSIOp: ("cdiv", True),
+    arith.DivSIOp: ("div", True),
+    arith.RemSIOp: ("mod", True),
+    arith.MaxSIOp: ("max", True),
+    arith.MinSIOp: ("min", True),
+}
 
 
 def _err(msg: str, op: Operation | None = None) -> TCError:
@@ -180,7 +216,64 @@ class _Extractor:
                 self.params[arg] = self._fresh(arg.name_hint, f"p{i}")
             elif isinstance(arg.type, MemRefType):
                 self._array(arg, arg.name_hint or f"arg{i}")
+        self.nonneg: set[str] = set(self.params.values())
+        self._derive_params(body)
         self.taken_params = set(self.params.values())
+
+    # -- derived parameters ------------------------------------------------------
+
+    def _derive_params(self, body: Block) -> None:
+        """Make a parameter of every value computed before the loops (from
+        sizes and constants) that a loop, `affine.if` or access uses."""
+        texts: dict[SSAValue, tuple[str, bool] | None] = {}
+        for op in body.walk():
+            if not isinstance(op, _AFFINE_USERS):
+                continue
+            for v in op.operands:
+                if not isinstance(v.type, IndexType) or v in self.params:
+                    continue
+                if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
+                    continue
+                form = self._param_text(v, body, texts)
+                if form is not None:
+                    text, nonneg = form
+                    name = self._fresh(text[:40], f"d{len(self.params)}")
+                    self.params[v] = name
+                    if nonneg:
+                        self.nonneg.add(name)
+
+    def _param_text(
+        self, v: SSAValue, body: Block, memo: dict[SSAValue, tuple[str, bool] | None]
+    ) -> tuple[str, bool] | None:
+        """A name for the derived value `v` and whether it is >= 0, or None
+        when `v` is not computed before the loops from sizes and constants."""
+        if v in memo:
+            return memo[v]
+        memo[v] = None  # (a cycle is no form)
+        out: tuple[str, bool] | None = None
+        if v in self.params:
+            out = (self.params[v], self.params[v] in self.nonneg)
+        elif isinstance(v, OpResult) and v.op.parent_block() is body:
+            op = v.op
+            if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+                c = op.value.value.data
+                out = (str(c) if c >= 0 else f"m{-c}", c >= 0)
+            elif type(op) in _DERIVED_OPS:
+                word, keeps_nonneg = _DERIVED_OPS[type(op)]
+                parts = [self._param_text(x, body, memo) for x in op.operands]
+                if all(p is not None for p in parts):
+                    names = [p[0] for p in parts if p is not None]
+                    nonneg = keeps_nonneg and all(p[1] for p in parts if p is not None)
+                    if isinstance(op, arith.MaxSIOp):
+                        nonneg = any(p[1] for p in parts if p is not None)
+                    text = f"_{word}_".join(names)
+                    if isinstance(op, arith.MuliOp) and "m1" in names:
+                        text = "neg_" + names[1 - names.index("m1")]  # x * -1
+                    elif isinstance(op, arith.AddiOp) and names[1].startswith("neg_"):
+                        text = f"{names[0]}_minus_{names[1][4:]}"
+                    out = (text, nonneg)
+        memo[v] = out
+        return out
 
     # -- names ---------------------------------------------------------------
 
@@ -495,6 +588,8 @@ class _Extractor:
             maps["may_write"],
             schedule,
             self.arrays,
+            {name: v for v, name in self.params.items()},
+            frozenset(self.nonneg),
         )
 
 

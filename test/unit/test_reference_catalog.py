@@ -1018,6 +1018,35 @@ KERNELS: list[Kernel] = [
         [{"M": 6, "K": 50}, {"M": 3, "K": 0}],
         red=lambda s: s["K"],
     ),
+    # Products of sizes (docs/language-notes.md, "Size expressions beyond
+    # affine"): extents M * P and N * Q, subscripts divided by a size.
+    Kernel(
+        "kron",
+        """
+        def kron(float(M, N) A, float(P, Q) B) -> (K) {
+            K(i, j) = A(i / P, j / Q) * B(i % P, j % Q) where i in 0:M * P, j in 0:N * Q
+        }
+        """,
+        lambda r, s: [U(r, s["M"], s["N"]), U(r, s["P"], s["Q"])],
+        np.kron,
+        [{"M": 3, "N": 4, "P": 2, "Q": 5}, {"M": 2, "N": 0, "P": 3, "Q": 1}],
+    ),
+    # A scalar that drives sizes ("Scalars that drive sizes"): the stride S,
+    # output extent (N - K) floordiv S + 1 (0 when K > N).
+    Kernel(
+        "strided_conv",
+        """
+        def strided_conv(float(N) I, float(K) W, int32 S) -> (O) {
+            O(i) +=! I(i * S + r_k) * W(r_k)
+        }
+        """,
+        lambda r, s: [U(r, s["N"]), U(r, s["K"]), np.int32(s["S"])],
+        lambda I, W, S: np.array(
+            [I[i * S : i * S + len(W)] @ W for i in range((len(I) - len(W)) // S + 1)]
+        ).reshape(-1),
+        [{"N": 13, "K": 3, "S": 2}, {"N": 7, "K": 3, "S": 5}, {"N": 2, "K": 3, "S": 1}],
+        red=lambda s: s["K"],
+    ),
 ]
 
 

@@ -537,7 +537,7 @@ def test_where_range_bounds() -> None:
         "tensor reads cannot be used in a where range",
     )
     errs = errors("def f(float(N) X) -> (Y) { Y(n) +=! X(k) where k in 0:n }")
-    assert any("affine expression of sizes" in e.message for e in errs)
+    assert any("integer expression of sizes" in e.message for e in errs)
     error(
         "def f(float(N) X) -> (Y) { Y(n) = X(n) where n in 0:N, n in 0:N }",
         "index 'n' is given a range twice",
