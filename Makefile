@@ -34,6 +34,7 @@ filecheck: venv
 
 demo: venv
 	$(BIN)/python examples/demo.py
+	$(BIN)/python examples/train_numpy.py
 
 # Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md; ~1 min on the
 # 2-core Zen 5 VM, 4-6 min on the older Zen 3 one).
