@@ -15,7 +15,7 @@ import statistics
 from bench import GOMP_SPINCOUNT_AT_START
 from bench.harness import TOLERANCE
 from bench.machine import Limits
-from bench.runner import IMPLS, ImplResult, Row, RunResult
+from bench.runner import IMPLS, TUNED, ImplResult, Row, RunResult
 
 HEADER = (
     "| kernel | GFLOP | MB | bound ms | ours ms (×bound) | numpy ms (×bound) "
@@ -108,6 +108,129 @@ def table(rows: list[Row]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+TUNED_HEADER = (
+    "| kernel | ours default ms | ours tuned ms | numpy ms | torch ms "
+    "| tuned / default | tuned / best peer | tuning s (candidates) "
+    "| new process: start → first call ms | define + first call ms "
+    "| tuned options (vs default) |"
+)
+
+
+def _ratio(a: ImplResult | None, b: float | None) -> str:
+    if a is None or not a.ok or a.median_s is None or not b:
+        return "-"
+    return f"{a.median_s / b:.2f}"
+
+
+def _cold_cells(row: Row) -> list[str]:
+    cold = row.cold_start
+    if cold is None:
+        return ["-", "-"]
+    if cold.error is not None or cold.process_s is None or cold.call_s is None:
+        return [f"ERR: {cold.error}", "-"]
+    hit = (
+        ""
+        if (cold.compiles, cold.hits) == (0, 1)
+        else f" ({cold.compiles} compiles, {cold.hits} hits)"
+    )
+    return [
+        f"{cold.process_s * 1e3:.0f} (import {(cold.import_s or 0) * 1e3:.0f}){hit}",
+        f"{cold.call_s * 1e3:.1f} (define {(cold.define_s or 0) * 1e3:.1f})",
+    ]
+
+
+def tuned_table(rows: list[Row]) -> str:
+    """Default and tuned ours next to the peers, with the tuning's cost and
+    a new process's cold start on the cache the tuning filled."""
+    lines = [TUNED_HEADER, "|" + "---|" * 11]
+    for row in rows:
+        tuned = row.impls.get(TUNED)
+        info = row.tuned
+        default = row.impls["ours"]
+        cost = (
+            f"{info.tune_s:.1f} ({info.measured})"
+            if info is not None and info.tune_s is not None
+            else "-"
+        )
+        options = (
+            f"ERR: {info.error}"
+            if info is not None and info.error
+            else (info.changed.replace("|", "/") if info is not None else "-")
+        )
+        cells = [
+            row.name,
+            impl_cell(default, row.bound_s),
+            impl_cell(tuned, row.bound_s) if tuned is not None else "-",
+            impl_cell(row.impls["numpy"], row.bound_s),
+            impl_cell(row.impls["torch"], row.bound_s),
+            _ratio(tuned, default.median_s if default.ok else None),
+            _ratio(tuned, best_peer_s(row)),
+            cost,
+            *_cold_cells(row),
+            options,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tuned_summary(rows: list[Row]) -> str:
+    """Geomean of tuned / default, total tuning time, worst cold start."""
+    ratios = [
+        t.median_s / d.median_s
+        for r in rows
+        if (t := r.impls.get(TUNED)) is not None
+        and t.ok
+        and t.median_s
+        and (d := r.impls["ours"]).ok
+        and d.median_s
+    ]
+    spent = sum(r.tuned.tune_s or 0.0 for r in rows if r.tuned is not None)
+    calls = [
+        r.cold_start.call_s
+        for r in rows
+        if r.cold_start is not None and r.cold_start.call_s is not None
+    ]
+    parts = [f"tuning {spent:.0f} s in all"]
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        parts.append(f"tuned / default geomean {geo:.2f} ({len(ratios)} rows)")
+    if calls:
+        parts.append(
+            f"define + first call in a new process: median "
+            f"{statistics.median(calls) * 1e3:.1f} ms, max {max(calls) * 1e3:.1f} ms "
+            "(target ≤ 50 ms)"
+        )
+    return "; ".join(parts)
+
+
+def tuned_section(result: RunResult) -> list[str]:
+    """The report's tuning section (empty without `--tune-budget-s`)."""
+    if result.tune_budget_s <= 0:
+        return []
+    return [
+        f"## Tuned (`--tune-budget-s {result.tune_budget_s:g}`, strategy "
+        f"{result.tune_strategy})",
+        "",
+        "Each kernel tuned by `tcdialect.tune.autotune` from the default "
+        "column's options (`CpuOptions(threads=T)`; the search may change "
+        "the threads too) with the persistent cache in a directory private "
+        "to this run; the tuned kernel is timed in the same rounds as the "
+        "others (ms (×bound)). Tuning s: wall time of `autotune` (the "
+        "candidates it measured). New process: `python -c` that imports "
+        "numpy and tcdialect, makes the inputs, `tcdialect.define(source)` "
+        "without options (so the tuned ones, from the cache) and calls it "
+        "once: from just before the process starts to the end of that call "
+        "(its imports in brackets), and define + first call alone (define "
+        "in brackets); a cold "
+        "start that compiled says so.",
+        "",
+        tuned_table(result.rows),
+        "",
+        tuned_summary(result.rows),
+        "",
+    ]
 
 
 def correctness_table(rows: list[Row]) -> str:
@@ -337,6 +460,7 @@ def markdown(result: RunResult) -> str:
         summary_text(result.rows),
         "",
         *floor_errors(result.rows),
+        *tuned_section(result),
         "## Thread scaling (elementwise chain)",
         "",
         scaling_text(result),
@@ -384,6 +508,11 @@ def stdout_text(result: RunResult) -> str:
             + (" (quick)" if result.quick else ""),
             table(result.rows),
             summary_text(result.rows),
+            *(
+                [tuned_table(result.rows), tuned_summary(result.rows)]
+                if result.tune_budget_s > 0
+                else []
+            ),
             "scaling: " + scaling_text(result),
             "overhead: " + overhead_text(result),
             "compile: " + compile_text(result.rows),

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import floor, ours
+from bench import floor, ours, tuning
 from bench.harness import (
     TOLERANCE,
     CacheFlusher,
@@ -38,6 +40,8 @@ from bench.machine import Limits, describe, measure_limits
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "RESULTS.md"
 IMPLS = ("ours", "numpy", "torch")
+#: The tuned kernel's label in `Row.impls` (with `--tune-budget-s`).
+TUNED = "tuned"
 
 
 @dataclass
@@ -82,6 +86,9 @@ class Row:
     floors: dict[str, float] = field(default_factory=dict)
     #: Why a floor kind did not run.
     floor_errors: dict[str, str] = field(default_factory=dict)
+    #: With `--tune-budget-s`: the tuning, and a new process's cold start.
+    tuned: tuning.Tuned | None = None
+    cold_start: tuning.ColdStart | None = None
 
     @property
     def floor_s(self) -> float | None:
@@ -110,6 +117,9 @@ class RunResult:
     elapsed_s: float
     load_avg: tuple[float, float]
     timing: TimingConfig
+    #: `--tune-budget-s` (0: no tuning) and `--tune-strategy`.
+    tune_budget_s: float = 0.0
+    tune_strategy: str = "model"
 
 
 @contextmanager
@@ -139,11 +149,15 @@ def run_kernel(
     flush: CacheFlusher,
     compile_repeats: tuple[int, int],
     with_floor: bool = True,
+    tune: tuple[float, str, Path] | None = None,
 ) -> Row:
     """Measure one kernel at `threads` threads (applied by the caller).
 
     With `with_floor`, the stream floors of the kernel's arrays are timed in
-    the same rounds as the implementations.
+    the same rounds as the implementations. With `tune` (budget in seconds,
+    strategy, cache directory), the kernel is tuned first and the tuned
+    kernel timed in the same rounds too (`TUNED`), and a new process's cold
+    start on the cache it filled is measured.
     """
     rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
     inputs = kernel.make_inputs(sizes, rng)
@@ -177,6 +191,25 @@ def run_kernel(
         res.rel_err = max_rel_error(outs, want)
         calls["ours"], first_s["ours"] = fn, dt
     row.impls["ours"] = res
+
+    if tune is not None:
+        budget_s, strategy, directory = tune
+        with tuning.cache_env(directory):
+            row.tuned, tuned = tuning.tune(
+                kernel, sizes, inputs, threads, budget_s, strategy
+            )
+            res = ImplResult(error=row.tuned.error)
+            if tuned is not None:
+                fn, outs, dt, err = ours.first_call(
+                    ours.Built(kernel=tuned), inputs, [w.shape for w in want]
+                )
+                res.error = err
+                if fn is not None:
+                    res.rel_err = max_rel_error(outs, want)
+                    calls[TUNED], first_s[TUNED] = fn, dt
+        row.impls[TUNED] = res
+        if tuned is not None:
+            row.cold_start = tuning.cold_start(kernel, inputs, directory)
 
     for label, factory in (("numpy", kernel.numpy_peer), ("torch", kernel.torch_peer)):
         res = ImplResult()
@@ -304,6 +337,9 @@ def run(args: argparse.Namespace) -> RunResult:
         compile_repeats = (3, 5)
         limit_repeats = 5
     flush = CacheFlusher(enabled=not args.no_flush)
+    # The persistent cache off: "cold compile" is a compile, not a load from
+    # an earlier run's cache. Tuning turns it on in a private directory.
+    os.environ["TCDIALECT_CACHE"] = "0"
     api_err = ours.api_error()
     if api_err is not None:
         _log(f"tcdialect column unavailable: {api_err}")
@@ -315,11 +351,23 @@ def run(args: argparse.Namespace) -> RunResult:
     limits_start = _limits(thread_counts, limit_repeats)
 
     rows: list[Row] = []
+    tune_dir = (
+        Path(tempfile.mkdtemp(prefix="tcdialect-bench-cache-"))
+        if args.tune_budget_s > 0
+        else None
+    )
+    tune = (
+        (args.tune_budget_s, args.tune_strategy, tune_dir)
+        if tune_dir is not None
+        else None
+    )
     with thread_limits(threads):
         for kernel in kernels:
             sizes = kernel.quick if args.quick else kernel.sizes
             t0 = time.perf_counter()
-            row = run_kernel(kernel, sizes, threads, config, flush, compile_repeats)
+            row = run_kernel(
+                kernel, sizes, threads, config, flush, compile_repeats, tune=tune
+            )
             rows.append(row)
             _log(
                 f"  {kernel.name}: {_progress(row)} [{time.perf_counter() - t0:.1f} s]"
@@ -340,6 +388,9 @@ def run(args: argparse.Namespace) -> RunResult:
             _log(f"  {CHAIN} {t}T: {_progress(row)}")
         sizes = chain[0].quick if args.quick else chain[0].sizes
         scaling_interleaved = _ours_scaling(chain[0], sizes, threads, config, flush)
+
+    if tune_dir is not None:
+        shutil.rmtree(tune_dir, ignore_errors=True)
 
     with thread_limits(threads):
         overhead = {"ours": None, **_peer_overhead_us()}
@@ -378,12 +429,14 @@ def run(args: argparse.Namespace) -> RunResult:
         elapsed_s=time.perf_counter() - t_start,
         load_avg=(load_start, os.getloadavg()[0]),
         timing=config,
+        tune_budget_s=args.tune_budget_s,
+        tune_strategy=args.tune_strategy,
     )
 
 
 def _progress(row: Row) -> str:
     parts = []
-    for name in IMPLS:
+    for name in (*IMPLS, TUNED):
         r = row.impls.get(name)
         if r is None:
             continue
@@ -439,6 +492,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--json", type=Path, default=None, help="also dump raw results")
     p.add_argument(
+        "--tune-budget-s",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="tune each kernel for about S seconds (tcdialect.tune.autotune) and "
+        "time the tuned kernel too, with a new process's cold start on the cache "
+        "it filled (default 0: no tuning)",
+    )
+    p.add_argument(
+        "--tune-strategy",
+        default="model",
+        choices=("model", "genetic", "random"),
+        help="the tuner's search strategy (default: model)",
+    )
+    p.add_argument(
         "--validate",
         action="store_true",
         help="only check TC sources and peers against the reference interpreter",
@@ -447,6 +515,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.threads < 1:
         p.error("--threads must be >= 1")
+    if args.tune_budget_s < 0:
+        p.error("--tune-budget-s must be >= 0")
     try:
         by_name(args.only)
     except ValueError as exc:

@@ -12,6 +12,13 @@ The public surface:
   a target's `Backend` object (`.info()` is its machine as a `TargetInfo`);
   `register_backend(name, factory)`: add one at run time (or through the
   `tcdialect.targets` entry-point group).
+* `grad(kernel, wrt=None) -> Kernel`: the derived backward kernel
+  (the `tc-differentiate` pass; docs/autodiff.md). A `Kernel` called on
+  PyTorch tensors is a `torch.library` custom op with autograd
+  (docs/pytorch.md).
+* `autotune(kernel, *inputs, budget_s=...)` (also `Kernel.autotune`): search
+  the target's options for these sizes and keep the best in the cache,
+  where every later process finds them (docs/tuning.md; `tc-tune`).
 * `TCError`: every user-facing failure, with located diagnostics.
 * `parse_tc(source, filename)`: TC source to a verified module of `tc.def`s.
 * `reference.run(module, entry, inputs)`: the NumPy reference interpreter.
@@ -22,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from tcdialect.diagnostics import Diagnostic, TCError
 
 if TYPE_CHECKING:  # what `__getattr__` gives, for type checkers
+    from tcdialect.autodiff import grad
     from tcdialect.backend.base import TargetInfo
     from tcdialect.backend.cpu.options import CpuOptions
     from tcdialect.backend.cuda.options import CudaOptions
@@ -30,6 +38,7 @@ if TYPE_CHECKING:  # what `__getattr__` gives, for type checkers
     from tcdialect.compiled import clear_cache
     from tcdialect.frontend import parse_tc
     from tcdialect.kernel import Kernel, define
+    from tcdialect.tune import autotune
 
 __version__ = "0.1.0"
 
@@ -41,9 +50,11 @@ __all__ = [
     "TCError",
     "TargetInfo",
     "__version__",
+    "autotune",
     "clear_cache",
     "define",
     "get_backend",
+    "grad",
     "parse_tc",
     "register_backend",
     "targets",
@@ -60,6 +71,8 @@ _LAZY = {
     "targets": "tcdialect.backend.registry",
     "get_backend": "tcdialect.backend.registry",
     "register_backend": "tcdialect.backend.registry",
+    "grad": "tcdialect.autodiff",
+    "autotune": "tcdialect.tune",
 }
 
 

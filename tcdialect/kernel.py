@@ -30,7 +30,9 @@ naming the pass.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ from xdsl.dialects.func import FuncOp
 from tcdialect.arguments import (
     check_outputs,
     check_temporaries,
+    inputs_by_name,
     numpy_dtype,
     prepare_inputs,
     signature_of,
@@ -135,6 +138,11 @@ class Kernel:
             isinstance(t.element_type, BFloat16Type) for t in self.defop.output_types
         )
         self._specialize = self.backend.specialize(self.options)
+        #: Scalar inputs that drive sizes: their values are part of every key.
+        self._scalar_sizes = self.defop.scalar_size_names
+        #: Whether a call uses options the tuner stored for its sizes
+        #: (`tcdialect.tune.tuned_options`): only when none were given.
+        self._tunable = options is None
         self._key_prefix = (source, self.entry, target, self.options)
         self._bound: dict[tuple[Any, ...], _Bound] = {}
         self._compiled: dict[tuple[Any, ...], CompiledKernel] = {}
@@ -142,6 +150,18 @@ class Kernel:
         #: The plan of the last call, whose stub the next call tries first.
         self._last: CallPlan | None = None
         self._seen_generation = KERNELS.generation
+        if "torch" in sys.modules:
+            # PyTorch is in use: ready its custom ops before torch.compile
+            # traces a call of this kernel (tcdialect.torch_ops)
+            import tcdialect.torch_ops  # noqa: F401
+
+    # Identity (as object's), spelled out: a Kernel is a constant argument of
+    # functions torch.compile does not trace (`tcdialect.torch_ops`).
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
 
     def __repr__(self) -> str:
         return f"<tcdialect.Kernel {self.entry} target={self.target} {self.options}>"
@@ -160,6 +180,8 @@ class Kernel:
     # ------------------------------------------------------------ inputs
 
     def _shape_key(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+        if self._scalar_sizes:
+            return None  # the key needs their values: see `_prepare`
         key: list[Any] = []
         for x in inputs:
             if type(x) is not np.ndarray:
@@ -190,6 +212,7 @@ class Kernel:
         check_temporaries(self.entry, self.checked.tensors, sizes)
         # (NumPy and device arrays of the same shapes and dtypes share a key)
         key = tuple(k for a in arrays for k in (a.shape, a.dtype))
+        key += tuple((n, sizes[n]) for n in self._scalar_sizes)
         bound = _Bound(sizes, self.checked.output_extents(sizes))
         self._bound[key] = bound
         return arrays, key, bound
@@ -217,8 +240,8 @@ class Kernel:
 
     # ------------------------------------------------------------ compile
 
-    def _cache_key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
-        prefix = (*self._key_prefix, self.lowering.info)
+    def _cache_key(self, key: tuple[Any, ...], options: Any) -> tuple[Any, ...]:
+        prefix = (*self._key_prefix, options, self.lowering.info)
         if self._specialize:
             return (*prefix, key)
         # Generic code depends only on ranks and dtypes.
@@ -232,16 +255,43 @@ class Kernel:
             self._seen_generation = KERNELS.generation
         compiled = self._compiled.get(key)
         if compiled is None:
+            options = self._options_for(bound.sizes)
             compiled = KERNELS.get_or_compile(
-                self._cache_key(key), lambda: self._compile(bound.sizes)
+                self._cache_key(key, options),
+                lambda: self._compile(bound.sizes, options),
             )
             self._compiled[key] = compiled
         return compiled
 
+    def _options_for(self, sizes: Mapping[str, int]) -> Any:
+        """The options to compile `sizes` with: the tuner's for these sizes
+        when the cache holds them and none were given, else `self.options`."""
+        if self._tunable and self._specialize:
+            from tcdialect.tune import tuned_options
+
+            tuned = tuned_options(self, sizes)
+            if tuned is not None:
+                return tuned
+        return self.options
+
+    def autotune(self, *inputs: Any, **settings: Any) -> Any:
+        """Search this target's options for the sizes of `inputs` and store
+        the best in the cache, where later calls find them (see
+        `tcdialect.tune.autotune` for `settings`); returns the best options."""
+        from tcdialect.tune import autotune
+
+        best = autotune(self, *inputs, **settings)
+        self._compiled.clear()
+        self._plans.clear()
+        self._last = None
+        return best
+
     def _tc_module(self) -> ModuleOp:
         return ModuleOp([self.defop.clone()])
 
-    def _disk_slot(self, sizes: Mapping[str, int]) -> tuple[Any, dict[str, Any]] | None:
+    def _disk_slot(
+        self, sizes: Mapping[str, int], options: Any
+    ) -> tuple[Any, dict[str, Any]] | None:
         """The persistent cache's store and the key of the code for `sizes`;
         None when the cache is off (`TCDIALECT_CACHE=0`)."""
         from tcdialect.cache import CacheStore, kernel_key
@@ -256,19 +306,19 @@ class Kernel:
             sizes=sizes if self._specialize else None,
             backend=self.backend,
             info=self.lowering.info,
-            options=self.options,
+            options=options,
         )
 
-    def _compile(self, sizes: Mapping[str, int]) -> CompiledKernel:
+    def _compile(self, sizes: Mapping[str, int], options: Any) -> CompiledKernel:
         """Compiled code for `sizes`: from the persistent cache
         (`tcdialect.cache`, unless `TCDIALECT_CACHE=0`) when it holds it,
         else the pipeline runs and the code is stored there."""
         from tcdialect import cache
 
         start = time.perf_counter()
-        slot = self._disk_slot(sizes)
+        slot = self._disk_slot(sizes, options)
         if slot is not None:
-            found = cache.lookup(*slot, self.backend, self.entry, self.options)
+            found = cache.lookup(*slot, self.backend, self.entry, options)
             if found is not None:
                 launcher, signature = found
                 return CompiledKernel(
@@ -278,7 +328,7 @@ class Kernel:
                     time.perf_counter() - start,
                 )
         cache.STATS.compiles += 1
-        lowering = self.lowering
+        lowering = dataclasses.replace(self.lowering, options=options)
         ctx = make_context()
         module = self._tc_module()
         spec = format_sizes(sizes) if self._specialize else ""
@@ -299,7 +349,7 @@ class Kernel:
         stages = lowering.ir_stages
         for stage in stages[stages.index("affine") + 1 :]:
             run_passes(ctx, module, lowering.stage_passes(stage))
-        launcher = self.backend.compile(module, self.entry, signature, self.options)
+        launcher = self.backend.compile(module, self.entry, signature, options)
         if slot is not None:
             cache.remember(*slot, self.backend, launcher, signature)
         return CompiledKernel(
@@ -317,7 +367,7 @@ class Kernel:
     # ------------------------------------------------------------ call
 
     def __call__(
-        self, *inputs: Any, out: Any = None, stream: Any = None
+        self, *inputs: Any, out: Any = None, stream: Any = None, **named: Any
     ) -> Array | tuple[Array, ...]:
         """Run on `inputs` (NumPy arrays; on the `cuda` target also arrays in
         CUDA memory, see `tcdialect.arrays`) into new outputs or `out=`.
@@ -327,8 +377,21 @@ class Kernel:
         `__cuda_stream__`, or a raw `CUstream` handle as an int; by default,
         PyTorch's current stream when an input is a PyTorch tensor, else
         CuPy's for CuPy arrays, else the default stream.
+
+        Inputs may also be passed by keyword, with their declared names
+        (``k(I, W, S=2)``).
         """
-        last = self._last
+        if named:
+            inputs = tuple(inputs_by_name(self.defop, inputs, named))
+        for x in inputs:
+            if type(x) is not np.ndarray and type(x).__module__.startswith("torch"):
+                from tcdialect.torch_ops import torch_call
+
+                result = torch_call(self, inputs, out, stream)
+                if result is not None:
+                    return result
+                break
+        last = self._last if not self._scalar_sizes else None
         if self.backend.device_arrays:
             # the last call's plan checks these arguments and launches
             if (
@@ -378,7 +441,7 @@ class Kernel:
         of other array objects, such as PyTorch tensors (the plan's `call`
         checks the rest)."""
         key = self._shape_key(inputs)
-        if key is not None or not self.backend.device_arrays:
+        if key is not None or not self.backend.device_arrays or self._scalar_sizes:
             return key
         parts: list[Any] = []
         for x in inputs:

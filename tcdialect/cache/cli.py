@@ -4,6 +4,7 @@
 
     tc-cache [--dir DIR] list             one line per entry: digest, bytes,
                                           last use, target, entry, sizes
+                                          (and whether it is the tuner's record)
     tc-cache [--dir DIR] info [DIGEST]    the directory, its size and cap; or
                                           one entry's key, meta and tuning
     tc-cache [--dir DIR] clear            remove every entry
@@ -99,6 +100,7 @@ class TcCacheMain:
                 f"{found.path.stem[:16]}  {found.path.stat().st_size:>9}  "
                 f"{_when(found.used)}  {key.get('target')}  "
                 f"{key.get('entry')}  {_sizes(found)}"
+                + ("  (tuning record)" if key.get("options") == "tuned" else "")
             )
         return 0
 

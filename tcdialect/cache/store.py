@@ -25,8 +25,10 @@ The guarantees:
   total fits (the entry just written stays).
 
 `meta` is what the caller needs besides the payload (the calling
-convention), `tuning` the tuner's record (options tried, times; empty until
-the tuner writes one).
+convention), `tuning` the tuner's record (options tried, times). Compiled
+code has an empty `tuning`; the tuner's record is an entry of its own with
+an empty payload (`tcdialect.tune.record`), and its log
+`<digest>.tune.jsonl` lies next to it (`clear` removes logs too).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ FORMAT = 1
 """Version of the entry format (also part of every key)."""
 MAGIC = b"TCDCACHE"
 SUFFIX = ".tce"
+LOG_SUFFIX = ".tune.jsonl"
+"""The tuner's log of an entry: `<digest>.tune.jsonl` (`tcdialect.tune.record`)."""
 DEFAULT_MAX_BYTES = 1 << 30
 """The default size cap (1 GiB); `TCDIALECT_CACHE_MAX_BYTES` overrides it."""
 LOCK_TIMEOUT_S = 10.0
@@ -327,6 +331,16 @@ class CacheStore:
             return False
         return True
 
+    def adopt(self, data: bytes) -> bool:
+        """Write the entry file `data` made by another store (the tuner's
+        scratch cache) under its own key, if it validates; whether it was
+        written (as `put`: a failure is a `CacheWarning`)."""
+        try:
+            entry = decode_entry(Path("<adopted>"), data)
+        except InvalidEntry:
+            return False
+        return self.put(entry.key, entry.payload, entry.meta, entry.tuning)
+
     def _write_atomically(self, path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:
@@ -396,7 +410,8 @@ class CacheStore:
         return evicted
 
     def clear(self) -> int:
-        """Remove every entry and temporary file; the number of entries removed."""
+        """Remove every entry, tuning log and temporary file; the number of
+        entries removed."""
         removed = 0
         try:
             with self._lock():
@@ -404,6 +419,9 @@ class CacheStore:
                     with contextlib.suppress(OSError):
                         path.unlink()
                         removed += 1
+                for log in self.directory.glob("*" + LOG_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        log.unlink()
                 self._remove_temporaries(0.0)
         except OSError as err:
             warnings.warn(

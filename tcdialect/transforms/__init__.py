@@ -26,6 +26,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TcSpecializePass
 
+    def get_tc_differentiate() -> type[ModulePass]:
+        from tcdialect.transforms.tc_differentiate import TcDifferentiatePass
+
+        return TcDifferentiatePass
+
     def get_nontemporal_stores() -> type[ModulePass]:
         from tcdialect.transforms.nontemporal_stores import NontemporalStoresPass
 
@@ -77,6 +82,18 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AffineGpuPromotePass
 
+    def get_affine_gpu_register_tile() -> type[ModulePass]:
+        from tcdialect.transforms.affine_gpu_register_tile import (
+            AffineGpuRegisterTilePass,
+        )
+
+        return AffineGpuRegisterTilePass
+
+    def get_gpu_carry_registers() -> type[ModulePass]:
+        from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
+
+        return GpuCarryRegistersPass
+
     def get_unroll_inner_loops() -> type[ModulePass]:
         from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
@@ -120,10 +137,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         **get_conversion_passes(),
         "tc-specialize": get_tc_specialize,
+        "tc-differentiate": get_tc_differentiate,
         "collapse-dims": get_collapse_dims,
         "affine-isl-schedule": get_affine_isl_schedule,
         "affine-gpu-map": get_affine_gpu_map,
         "affine-gpu-promote": get_affine_gpu_promote,
+        "affine-gpu-register-tile": get_affine_gpu_register_tile,
+        "gpu-carry-registers": get_gpu_carry_registers,
         "unroll-inner-loops": get_unroll_inner_loops,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,
