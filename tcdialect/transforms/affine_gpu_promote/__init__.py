@@ -20,10 +20,11 @@ uncoalesced (thread x steps another subscript than the last, or with a
 stride). The budget `max-shared-memory` (bytes per kernel) goes to the
 largest reuse first; the others stay in global memory. With
 `only-streams` (`CudaOptions.use_shared_memory=None`, the default), only
-scopes that are `affine.for` tile loops that may run more than once are
-considered: the slices of a reduction a block streams (matmul's `r_k`
-tiles), where each slice is read by many threads many times; elsewhere
-the caches serve the reuse without the copies and barriers. A promoted box is a
+scopes that are `affine.for` loops that may run more than once and tile a
+loop the threads run in order (`shared.streams`: matmul's tile loop over
+`r_k`) are considered: each iteration brings a slice that many threads
+read many times; elsewhere the caches serve the reuse without the copies
+and barriers. A promoted box is a
 `memref.alloca` in memory space 3 at the start of the kernel's nest (the
 top-level op's block: a top-level alloca would be a device segment of its
 own), its innermost extent padded by one when it is a multiple of 32 (no
