@@ -127,6 +127,20 @@ class TCError(Exception):
         return tuple(d for d in self.diagnostics if d.severity == "error")
 
 
+class OutOfBoundsRead(TCError):
+    """A checked read of compiled code fell outside its tensor (the read was
+    skipped, the outputs are invalid). `Kernel` adds the reference
+    interpreter's account of the first bad read: the index tensor's element,
+    its value and the valid range."""
+
+    def __init__(self, tensor: str):
+        self.tensor = tensor
+        super().__init__(
+            f"out-of-bounds read of tensor '{tensor}': a data-dependent subscript "
+            "fell outside its extent (the read was skipped; outputs are invalid)"
+        )
+
+
 def render_all(diagnostics: Sequence[Diagnostic]) -> str:
     return "\n".join(d.render() for d in diagnostics)
 

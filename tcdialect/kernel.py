@@ -54,7 +54,7 @@ from tcdialect.arguments import (
 from tcdialect.backend.base import CallPlan
 from tcdialect.backend.registry import get_backend
 from tcdialect.compiled import KERNELS, CompiledKernel, clear_cache
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import OutOfBoundsRead, TCError
 from tcdialect.dialects.tc import DefOp
 from tcdialect.pipeline import (
     COMMON_STAGES,
@@ -381,6 +381,39 @@ class Kernel:
         Inputs may also be passed by keyword, with their declared names
         (``k(I, W, S=2)``).
         """
+        try:
+            return self._invoke(inputs, out, stream, named)
+        except OutOfBoundsRead as err:
+            raise self._located(err, inputs, named) from None
+
+    def _located(
+        self, err: OutOfBoundsRead, inputs: Sequence[Any], named: Mapping[str, Any]
+    ) -> TCError:
+        """`err` with the reference interpreter's account of the first bad
+        read (the index tensor's element and value, the valid range), when
+        the inputs are host arrays (it runs the definition again)."""
+        from tcdialect import reference
+
+        args = list(inputs_by_name(self.defop, inputs, named) if named else inputs)
+        if not all(isinstance(a, np.ndarray | np.generic | int | float) for a in args):
+            return err
+        try:
+            reference.run(self.defop, None, args)
+        except TCError as found:
+            detail = str(found).removeprefix("error: ")
+            if detail.startswith(f"read of tensor '{err.tensor}' out of bounds"):
+                return TCError(
+                    f"{detail}; the read was skipped, so the outputs are invalid"
+                )
+        return err
+
+    def _invoke(
+        self,
+        inputs: tuple[Any, ...],
+        out: Any,
+        stream: Any,
+        named: Mapping[str, Any],
+    ) -> Array | tuple[Array, ...]:
         if named:
             inputs = tuple(inputs_by_name(self.defop, inputs, named))
         for x in inputs:

@@ -326,6 +326,7 @@ class _Comprehension:
         n = len(args)
         shape = tuple(b - a for a, b in bounds)
         values: dict[SSAValue, Array] = {}
+        self._values = values  # for `read`'s account of a bad subscript
         for axis, (arg, (a, b)) in enumerate(zip(args, bounds)):
             grid_shape = [1] * n
             grid_shape[axis] = b - a
@@ -369,19 +370,59 @@ class _Comprehension:
                 continue
             lo, hi = int(s.min()), int(s.max())
             if lo < 0 or hi >= extent:
-                bad = lo if lo < 0 else hi
+                mask = (s < 0) | (s >= extent)
+                at = np.unravel_index(int(np.argmax(mask)), mask.shape)
+                bad = int(s[at])
+                origin = self._origin(op.operands[1 + d], at, mask.shape)
                 raise TCError(
                     f"read of tensor '{name}' out of bounds: subscript {d} is {bad} "
-                    f"but the extent is {extent}"
+                    f"but the extent is {extent} ("
+                    + (f"{origin}; " if origin else "")
+                    + f"valid: 0 to {extent - 1}) in the statement of "
+                    f"'{self.op.target.data}'"
                 )
         value = np.asarray(tensor[tuple(subs)])
         t = op.operands[0].type
         assert isinstance(t, TensorType)
         return tensor_to_body(value, t.element_type)
 
+    def _origin(self, v: SSAValue, at: tuple[Any, ...], shape: tuple[int, ...]) -> str:
+        """Where the subscript `v` read its value at the position `at` of an
+        index space of `shape`, when it is an element of an index tensor
+        (through casts, or arithmetic with constants: then "from ..."):
+        ``Idx[1] = 9``; else the empty string."""
+        owner = v.owner
+        derived = False
+        while isinstance(owner, Operation) and owner.name.startswith("arith."):
+            varying = [o for o in owner.operands if not _is_constant(o)]
+            if len(varying) != 1:
+                return ""
+            derived |= len(owner.operands) > 1
+            owner = varying[0].owner
+        if not isinstance(owner, Operation) or owner.name != "tc.read":
+            return ""
+        values = getattr(self, "_values", {})
+        try:
+            where = [
+                int(np.broadcast_to(self._value(values, i), shape)[at])
+                for i in owner.operands[1:]
+            ]
+            tensor = self._value(values, owner.operands[0])
+            got = tensor[tuple(where)]
+        except (ValueError, IndexError, KeyError, TCError):
+            return ""
+        name = self.names.get(owner.operands[0], "?")
+        element = f"{name}[{', '.join(map(str, where))}] = {got}"
+        return f"from {element}" if derived else element
+
     def size(self, op: Operation) -> Array:
         name = op.properties["size"].data  # pyright: ignore
         return np.asarray(self.sizes[name], dtype=np.int64)
+
+
+def _is_constant(v: SSAValue) -> bool:
+    owner = v.owner
+    return isinstance(owner, Operation) and owner.name == "arith.constant"
 
 
 def _coerce(x: Any, dt: np.dtype[Any]) -> Array:

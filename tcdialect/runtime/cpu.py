@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tcdialect.arguments import Signature
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import OutOfBoundsRead, TCError
 
 Array = np.ndarray[Any, Any]
 
@@ -160,10 +160,7 @@ class FixedCall:
         if error is not None and error[0] != 0:
             code = int(error[0])
             name = self.checked[code - 1] if 0 < code <= len(self.checked) else "?"
-            raise TCError(
-                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
-                "fell outside its extent (the read was skipped; outputs are invalid)"
-            )
+            raise OutOfBoundsRead(name)
 
 
 @dataclass(frozen=True)

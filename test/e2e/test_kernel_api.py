@@ -446,3 +446,29 @@ def test_zero_d_inputs_of_every_kind() -> None:
         assert want.shape == () and float(want) == 3.0
         got = k(x)
         assert got.shape == () and float(got) == 3.0
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda-sim"])
+def test_out_of_bounds_gather_names_the_index_element(target: str) -> None:
+    # compiled code only flags the bad read; the call names the index
+    # tensor's element, its value and the valid range (issue 38 item 5)
+    k = tcdialect.define(
+        """def gather(float(V, D) E, int32(K, L) Idx) -> (O) {
+            O(k, d) +=! E(Idx(k, r_l) + 1, d)
+        }""",
+        target=target,
+    )
+    E = np.ones((5, 3), np.float32)
+    good = np.array([[0, 1], [3, 2]], np.int32)
+    np.testing.assert_array_equal(k(E, good), np.full((2, 3), 2, np.float32))
+    bad = np.array([[0, 1], [4, 2]], np.int32)
+    want = (
+        "read of tensor 'E' out of bounds: subscript 0 is 5 but the extent is 5 "
+        "(from Idx[1, 0] = 4; valid: 0 to 4) in the statement of 'O'; the read "
+        "was skipped"
+    )
+    for _ in range(2):  # the first call and the cached one
+        with pytest.raises(TCError, match=re.escape(want)):
+            k(E, bad)
+    with pytest.raises(TCError, match=re.escape(want)):
+        k(E=E, Idx=bad)

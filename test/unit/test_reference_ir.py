@@ -814,7 +814,8 @@ def test_gather_out_of_bounds(bad: int, value: int) -> None:
     with pytest.raises(TCError) as err:
         run(GATHER, e, idx)
     assert str(err.value).endswith(
-        f"read of tensor 'E' out of bounds: subscript 0 is {value} but the extent is 5"
+        f"read of tensor 'E' out of bounds: subscript 0 is {value} but the extent "
+        f"is 5 (Idx[1] = {value}; valid: 0 to 4) in the statement of 'O'"
     )
 
 

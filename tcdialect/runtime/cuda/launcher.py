@@ -46,7 +46,7 @@ from xdsl.ir import Attribute
 
 from tcdialect.arguments import Signature
 from tcdialect.arrays import DeviceArray, device_array
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import OutOfBoundsRead, TCError
 from tcdialect.runtime.cuda.driver import CudaDevice, cuda_device, error_name
 from tcdialect.runtime.gpu_host import Dim3, HostProgram, KernelOp
 
@@ -513,10 +513,7 @@ class CudaPlan:
             code = int(flag[0])
             checked = launcher.signature.checked
             name = checked[code - 1] if 0 < code <= len(checked) else "?"
-            raise TCError(
-                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
-                "fell outside its extent (the read was skipped; outputs are invalid)"
-            )
+            raise OutOfBoundsRead(name)
 
 
 # ------------------------------------------------------------------ launcher

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tcdialect.arguments import Signature
 from tcdialect.backend.cuda.options import CudaOptions
-from tcdialect.diagnostics import TCError
+from tcdialect.diagnostics import OutOfBoundsRead
 from tcdialect.runtime.cuda_sim.device import MAX_SHARED_MEMORY, SimDevice
 from tcdialect.runtime.gpu_host import HostProgram
 
@@ -116,7 +116,4 @@ class SimLauncher:
             code = int(error[0])
             checked = self.signature.checked
             name = checked[code - 1] if 0 < code <= len(checked) else "?"
-            raise TCError(
-                f"out-of-bounds read of tensor '{name}': a data-dependent subscript "
-                "fell outside its extent (the read was skipped; outputs are invalid)"
-            )
+            raise OutOfBoundsRead(name)
