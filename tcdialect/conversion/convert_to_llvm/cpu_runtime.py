@@ -31,7 +31,6 @@ these ops (or none).
   byte), `memref.dealloc` calls `free`.
 - `math.expm1`, `log1p`, `cbrt`, `erf`, `erfc`, `asinh`, `acosh`, `atanh` on
   scalars call the C math library (`expm1f`/`expm1`: `f` suffix for `f32`).
-
 `malloc`, `free`, `__tc_parallel_for` and the C math functions are declared
 once (an existing declaration of the same type is reused).
 """
@@ -55,7 +54,8 @@ from tcdialect.conversion.convert_to_llvm.type_converter import (
     scalar_type,
 )
 from tcdialect.diagnostics import TCError
-from tcdialect.dialects.tcrt import PARALLEL_FOR_SYMBOL, ParallelForOp
+from tcdialect.dialects.tcrt import ParallelForOp
+from tcdialect.runtime.abi import PARALLEL_FOR_SYMBOL
 
 THUNK_SUFFIX = "__thunk"
 """`@<body>__thunk` adapts `@<body>` to `__tc_parallel_for`'s callback type."""

@@ -14,8 +14,10 @@ the ones the CPU takes from its C library (`cpu_runtime`):
   `__nv_exp`; `math.powf` → `__nv_powf`, `__nv_pow`); other types are
   rejected;
 - `math.fpowi` calls `__nv_powif` / `__nv_powi` with the exponent as `i32`;
-- `func.call` of the C functions the frontend calls (`hypotf`, `exp10f`,
-  `erfcf`, `fmodf` and their `f64` names) calls `__nv_<name>`, and
+- `func.call` of the C functions the frontend calls for the builtins
+  (`hypotf`, `exp10f`, `erfcf`, `fmodf`, `lgammaf`, `erfinvf`, `norm3df`,
+  `cyl_bessel_i0f` ..., and their `f64` names: `C_FUNCTIONS`) calls
+  `__nv_<name>`, and
   `drop_c_declarations` erases their `func.func private` declarations from
   a `gpu.module` beforehand.
 
@@ -45,6 +47,7 @@ from tcdialect.conversion.convert_to_llvm.type_converter import (
     int_width,
     scalar_type,
 )
+from tcdialect.dialects.tc import BUILTINS
 
 PREFIX = "__nv_"
 """libdevice's functions are the C math library's names with this prefix."""
@@ -88,11 +91,11 @@ NVPTX_NATIVE = frozenset(
 NVPTX compiles (each checked with ptxas on f32 and f64)."""
 
 C_FUNCTIONS = frozenset(
-    f"{name}{suffix}"
-    for name in ("hypot", "exp10", "erfc", "fmod")
-    for suffix in ("", "f")
+    f"{name}{suffix}" for name in BUILTINS if name != "fdim" for suffix in ("", "f")
 )
-"""The C math functions `convert-tc-to-affine` calls (`func.call @hypotf`)."""
+"""The C math functions `convert-tc-to-affine` calls (`func.call @hypotf`):
+one per `tc.builtin` but `fdim`, each in libdevice (`__nv_hypotf`,
+`__nv_normcdfinvf`, `__nv_cyl_bessel_i0`, ...)."""
 
 
 def _function(base: str, op: Operation) -> str:

@@ -41,8 +41,8 @@ used as an index, a condition, a loop bound or a size. The `gpu` ops:
 - `memref.alloca` in memory space 3 is shared memory (one buffer per
   block, filled with NaN or 0xA5 bytes), without a memory space private;
 - `func.call` of a C math function the frontend uses for a builtin
-  (`hypotf`, `erfcf`, `exp10f`, `fmodf`, and their f64 names) computes the
-  reference's builtin;
+  (`hypotf`, `erfcf`, `lgammaf`, `norm3df` ..., and their f64 names) computes
+  the reference's builtin;
 - `memref.atomic_rmw` applies the lanes' updates one at a time per element
   (in lane order) and returns each lane the value it replaced.
 

@@ -9,9 +9,11 @@ Contract:
 
 * Rewritten: the `math` ops in `EXPANDED_OPS` and the `func.call`s of the C
   functions in `EXPANDED_CALLS` (external declarations: what
-  convert-tc-to-affine emits for `erfc`, `exp10`, `hypot`), when their
-  operands and result are `f32` or `vector<...xf32>`. A declaration whose
-  last call was expanded is erased.
+  convert-tc-to-affine emits for `erfc`, `exp10`, `hypot` and the builtins
+  of docs/builtins.md that the C library lacks or that must vectorise:
+  `lgammaf`, `erfinvf`, `normcdff`, `norm3df` ...), when their operands and
+  result are `f32` or `vector<...xf32>`. A declaration whose last call was
+  expanded is erased.
 * Left alone: every other type (f64 and f16 stay C library calls or LLVM
   intrinsics), every other op (`math.sqrt`, `fma`, `floor`, ...: LLVM
   instructions; `powf` and `fmodf`: C library calls), calls of functions
@@ -87,6 +89,17 @@ hypot     1.97   max sqrt(1 + (min/max)^2)
 (atan2 and hypot measured on 2^26 random pairs: random bit patterns and
 normal numbers of similar magnitudes)
 
+The builtins' C functions (`lgammaf` ...): their methods and errors, measured
+by `tcdialect.testing.builtin_ulp` against `tcdialect.special_functions`, are
+the table of docs/builtins.md; in short: cospif, sinpif (exact reduction to
+[-1/4, 1/4], the sin/cos polynomials at pi s in two parts), lgammaf
+(polynomials around 1 and 2, a product down to [1.5, 3], Stirling from 8,
+reflection below -1/4), erfinvf, erfcinvf, normcdfinvf (polynomials of
+w = -log(y (2 - y)) in three ranges), normcdff and erfcxf (erfc's pieces:
+x^2 in two parts, t exp(P(t))), cyl_bessel_i0f/i1f (series polynomials to
+8, e^x Q(1/x) / sqrt(x) beyond), rcbrtf (1/cbrt), norm3df, norm4df
+(2^k sqrt(sum (x 2^-k)^2)) and rhypotf, rnorm3df, rnorm4df (1/that).
+
 Special values are exact: +-inf, NaN (propagated), +-0 (odd functions keep
 the sign), exp(large) = +inf and exp(very negative) = 0, log(0) = -inf,
 log(x < 0) = NaN, log1p(-1) = -inf, tanh and erf saturate at +-1 (erf(+-inf)
@@ -118,8 +131,10 @@ sets the speed of a vectorised loop). Timings: docs/perf/expand-math-polynomials
 Layout: `emitter` (`Emitter`: the ops for one f32-like type, conditions as
 `i1` or integer masks), `common` (rounding to an integer, scaling by 2^n,
 Horner), the algorithms by family in `exp_log` (exp, log, hyperbolic and
-inverse hyperbolic), `trig` (sin ... atan2) and `special` (erf, erfc, cbrt,
-hypot), and `expand` (the tables of expanded ops and the pass).
+inverse hyperbolic), `trig` (sin ... atan2, sinpi, cospi), `special` (erf,
+erfc, normcdf, erfcx, cbrt, hypot, rcbrt and the norms), `inverse_erf`
+(erfinv, erfcinv, normcdfinv) and `gamma_bessel` (lgamma,
+cyl_bessel_i0/i1), and `expand` (the tables of expanded ops and the pass).
 
 Example::
 

@@ -55,7 +55,7 @@ def _exp_poly(e: Emitter, r: V) -> V:
     return e.add(expm1_poly(e, r), 1.0)
 
 
-def _exp_parts(e: Emitter, x: V) -> tuple[V, V]:
+def exp_parts(e: Emitter, x: V) -> tuple[V, V]:
     """(p, n) with exp(x) = p * 2^n, p in [0.7, 1.42], for |x| <= 110.
 
     Multiply-adds throughout: n = round(x log2 e) rounds x log2 e + 1.5 * 2^23
@@ -69,7 +69,7 @@ def _exp_parts(e: Emitter, x: V) -> tuple[V, V]:
 
 def exp(e: Emitter, x: V) -> V:
     # beyond the clamp: 0 and +inf by scaling; a NaN goes through everything
-    p, n = _exp_parts(e, e.clamp(x, -104.0, 89.0))
+    p, n = exp_parts(e, e.clamp(x, -104.0, 89.0))
     return ldexp(e, p, n)
 
 
@@ -124,6 +124,19 @@ def log(e: Emitter, x: V) -> V:
     q = _log1p_tail(e, f)
     y = e.add(e.mul(k, LN2_HI), e.add(f, e.add(q, e.mul(k, LN2_LO))))
     return _log_specials(e, x, y)
+
+
+def log_hi_lo(e: Emitter, x: V) -> tuple[V, V]:
+    """log(x) as hi + lo, hi = `log`(x) (with its special values), lo the
+    rounding errors of its last two additions (Fast2Sum each: |k ln2_hi| >
+    |f + q| unless k = 0, |f| > |q|)."""
+    k, f = log_parts(e, x)
+    a = e.mul(k, LN2_HI)  # exact
+    q = e.add(_log1p_tail(e, f), e.mul(k, LN2_LO))
+    s = e.add(f, q)
+    hi = e.add(a, s)
+    lo = e.add(e.add(e.sub(a, hi), s), e.add(e.sub(f, s), q))
+    return _log_specials(e, x, hi), lo
 
 
 def split(e: Emitter, f: V) -> tuple[V, V]:
@@ -266,7 +279,7 @@ def tanh(e: Emitter, x: V) -> V:
     # |x| < 0.55: odd polynomial; else 1 - 2 / (exp(2|x|) + 1) (1 beyond 9.1).
     ax = e.abs(x)
     axc = e.fmin(ax, 9.1)
-    p, n = _exp_parts(e, e.add(axc, axc))
+    p, n = exp_parts(e, e.add(axc, axc))
     big = e.sub(1.0, e.div(2.0, e.add(e.mul(p, pow2(e, n)), 1.0)))
     y = e.select(e.cmp("oge", ax, 0.55), big, _odd(e, ax, _TANH_P))
     return e.copysign(y, x)
@@ -274,7 +287,7 @@ def tanh(e: Emitter, x: V) -> V:
 
 def _half_exp(e: Emitter, ax: V) -> V:
     """exp(ax) / 2 for 0 <= ax, +inf from 89.42 on (NaN: anything)."""
-    p, n = _exp_parts(e, e.fmin(ax, 90.0))
+    p, n = exp_parts(e, e.fmin(ax, 90.0))
     return ldexp(e, p, e.isub(n, 1))
 
 

@@ -24,7 +24,13 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from tcdialect.transforms.expand_math_polynomials import exp_log, special, trig
+from tcdialect.transforms.expand_math_polynomials import (
+    exp_log,
+    gamma_bessel,
+    inverse_erf,
+    special,
+    trig,
+)
 from tcdialect.transforms.expand_math_polynomials.emitter import Emitter, V
 
 Algorithm = Callable[..., V]  # (emitter, *operands) -> result
@@ -60,6 +66,22 @@ EXPANDED_CALLS: dict[str, Algorithm] = {
     "erfcf": special.erfc,
     "exp10f": exp_log.exp10,
     "hypotf": special.hypot,
+    "cospif": trig.cospi,
+    "sinpif": trig.sinpi,
+    "lgammaf": gamma_bessel.lgamma,
+    "erfinvf": inverse_erf.erfinv,
+    "erfcinvf": inverse_erf.erfcinv,
+    "normcdfinvf": inverse_erf.normcdfinv,
+    "erfcxf": special.erfcx,
+    "normcdff": special.normcdf,
+    "cyl_bessel_i0f": gamma_bessel.cyl_bessel_i0,
+    "cyl_bessel_i1f": gamma_bessel.cyl_bessel_i1,
+    "rcbrtf": special.rcbrt,
+    "rhypotf": special.rhypot,
+    "norm3df": special.norm3d,
+    "norm4df": special.norm4d,
+    "rnorm3df": special.rnorm3d,
+    "rnorm4df": special.rnorm4d,
 }
 
 
@@ -91,6 +113,24 @@ MAX_ULP: dict[str, float] = {
     "math.atan2": 2.5,
     "math.cbrt": 1.25,
     "hypotf": 2.25,
+    # the builtins without a math op (docs/builtins.md; lgammaf for
+    # x >= -1/4, see there for negative x)
+    "cospif": 1.5,
+    "sinpif": 1.5,
+    "lgammaf": 2.5,
+    "erfinvf": 2.5,
+    "erfcinvf": 3.0,
+    "normcdfinvf": 2.75,
+    "erfcxf": 2.5,
+    "normcdff": 2.25,
+    "cyl_bessel_i0f": 4.0,
+    "cyl_bessel_i1f": 4.0,
+    "rcbrtf": 2.0,
+    "rhypotf": 2.5,
+    "norm3df": 1.75,
+    "norm4df": 1.75,
+    "rnorm3df": 2.75,
+    "rnorm4df": 2.75,
 }
 
 

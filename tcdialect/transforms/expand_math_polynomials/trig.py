@@ -1,20 +1,24 @@
-"""Trigonometric functions: sin, cos, tan, atan, asin, acos, atan2.
+"""Trigonometric functions: sin, cos, tan, atan, asin, acos, atan2, sinpi, cospi.
 
 sin, cos and tan reduce x by j = round(x 2/pi) with pi/2 in seven parts
 (accurate for |x| < 2^16 pi/2, about 102943; within an ulp of x up to 6.5e6,
 NaN beyond), evaluate minimax polynomials of the remainder and pick the
 quadrant from j's bits. atan, asin, acos and atan2 fold their argument into
-a small interval (tan(pi/8), 1/2) around one odd polynomial. Each algorithm
+a small interval (tan(pi/8), 1/2) around one odd polynomial. sinpi and cospi
+reduce x exactly to s in [-1/4, 1/4] (period 2) and evaluate sin's and
+cos's polynomials at pi s, kept in two parts. Each algorithm
 takes an `Emitter` and the operand(s) and returns the result.
 """
 
 from __future__ import annotations
 
 from tcdialect.transforms.expand_math_polynomials.common import (
+    hi_lo,
     horner,
     round_nearest,
 )
 from tcdialect.transforms.expand_math_polynomials.emitter import Emitter, Num, V, f32
+from tcdialect.transforms.expand_math_polynomials.exp_log import split
 
 # pi/2 as a sum: six parts of at most 8 significant bits (j * part exact for
 # |j| < 2^16) and the f32 rest; with them x - j pi/2 keeps its accuracy for
@@ -228,3 +232,46 @@ def atan2(e: Emitter, y: V, x: V) -> V:
     both_inf = e.both(e.cmp("oeq", ax, float("inf")), e.cmp("oeq", ay, float("inf")))
     r = e.select(both_inf, e.select(xneg, 3 * _PIO4, _PIO4), r)
     return e.copysign(r, y)
+
+
+# --------------------------------------------------------------------------
+# sinpi, cospi
+# --------------------------------------------------------------------------
+
+_PI_HI, _PI_LO = hi_lo(3.141592653589793, 12)  # s_hi * _PI_HI exact
+
+
+def _reduce_pi(e: Emitter, x: V) -> tuple[V, V, V]:
+    """(r, lo, j) with |x| = j/2 + s (mod 2), |s| <= 1/4, r + lo = pi s.
+
+    Exact: subtracting 2^24 ... 2^21 (multiples of the period 2; every
+    float from 2^24 on is even) brings |x| below 2^21, where 2|x| rounds to
+    the integer j and s = |x| - j/2 exactly; pi s is a product of parts
+    with its rounding error recovered (Dekker).
+    """
+    a = e.select(e.cmp("oge", e.abs(x), 2.0**24), 0.0, e.abs(x))
+    for p in (2.0**23, 2.0**22, 2.0**21):
+        a = e.select(e.cmp("oge", a, p), e.sub(a, p), a)
+    jf, j = round_nearest(e, e.add(a, a))
+    s = e.sub(a, e.mul(jf, 0.5))
+    r = e.mul(s, _PI_HI + _PI_LO)
+    sh, sl = split(e, s)
+    lo = e.add(e.sub(e.mul(sh, _PI_HI), r), e.mul(sh, _PI_LO))
+    lo = e.add(e.add(lo, e.mul(sl, _PI_HI)), e.mul(sl, _PI_LO))
+    return r, lo, j
+
+
+def sinpi(e: Emitter, x: V) -> V:
+    # sin(pi |x|) with the sign of x (odd); NaN for +-inf
+    r, lo, j = _reduce_pi(e, x)
+    s, c = _sin_cos_poly(e, r, lo)
+    y = _quadrant(e, j, s, c)
+    y = e.float(e.ixor(e.bits(y), e.iand(e.bits(x), -(2**31))))
+    return e.select(e.cmp("oeq", e.abs(x), float("inf")), float("nan"), y)
+
+
+def cospi(e: Emitter, x: V) -> V:
+    r, lo, j = _reduce_pi(e, x)
+    s, c = _sin_cos_poly(e, r, lo)
+    y = e.add(_quadrant(e, e.iadd(j, 1), s, c), 0.0)  # +0 at half-integers
+    return e.select(e.cmp("oeq", e.abs(x), float("inf")), float("nan"), y)

@@ -1,7 +1,8 @@
 """The derivative table of `tc-differentiate`: reverse-mode over one
 comprehension body (`_body_adjoint`), with the rules of the `arith`, `math`
-and `tc.builtin` ops (`_UNARY`, `_builtin_adjoint`), the builtins without a
-derivative (`_NOT_DIFFERENTIABLE`) and `_depends`, whether a value is
+and `tc.builtin` ops (`_UNARY`, `_UNARY_BUILTIN`, `_builtin_adjoint`), the
+builtins without a derivative (`_NOT_DIFFERENTIABLE`,
+`_NO_BUILTIN_DERIVATIVE`) and `_depends`, whether a value is
 computed from another through float values."""
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ _NOT_DIFFERENTIABLE = {
     "math.trunc": "trunc",
     "math.round": "round",
     "math.roundeven": "round",
+}
+
+#: `tc.builtin`s without a derivative rule, and why.
+_NO_BUILTIN_DERIVATIVE = {
+    "lgamma": "its derivative, digamma, is not a builtin",
+    "tgamma": "its derivative needs digamma, which is not a builtin",
+    "logb": "it is piecewise constant",
 }
 
 
@@ -88,6 +96,12 @@ def _body_adjoint(
         one = lambda: body.fconst(1.0, t)  # noqa: E731
         zero = lambda: body.fconst(0.0, t)  # noqa: E731
         name = o.name
+        if isinstance(o, tc.BuiltinOp) and o.callee.data in _NO_BUILTIN_DERIVATIVE:
+            raise error(
+                f"the builtin '{o.callee.data}' in the statement defining "
+                f"'{op.target.data}' ({_render(_vm_inverse(vm, r))}) has no "
+                f"derivative: {_NO_BUILTIN_DERIVATIVE[o.callee.data]}"
+            )
         if name in _NOT_DIFFERENTIABLE:
             raise error(
                 f"the builtin '{_NOT_DIFFERENTIABLE[name]}' in the statement "
@@ -224,6 +238,59 @@ _UNARY: dict[str, _Unary] = {
 }
 
 
+_SQRT_PI_OVER_2 = pymath.sqrt(pymath.pi) / 2
+_SQRT_2PI = pymath.sqrt(2 * pymath.pi)
+
+
+def _call(b: _Body, name: str, x: SSAValue) -> SSAValue:
+    return b.op(tc.BuiltinOp(name, [x]))
+
+
+def _over_x(b: _Body, f: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    """f - y/x, 1/2 at x = 0 (the derivative of j1 and cyl_bessel_i1)."""
+    d = b.sub(f, b.div(y, x))
+    zero = b.cmpf(x, b.fconst(0.0, x.type), "oeq")
+    return b.select(zero, b.fconst(0.5, x.type), d)
+
+
+#: d builtin(x)/dx of the unary `tc.builtin`s, from x and the result y.
+_UNARY_BUILTIN: dict[str, _Unary] = {
+    "erfinv": lambda b, x, y, one: b.mul(
+        b.fconst(_SQRT_PI_OVER_2, y.type), b.op(math.ExpOp(_sq(b, y)))
+    ),
+    "erfcinv": lambda b, x, y, one: b.mul(
+        b.fconst(-_SQRT_PI_OVER_2, y.type), b.op(math.ExpOp(_sq(b, y)))
+    ),
+    "normcdf": lambda b, x, y, one: b.mul(
+        b.fconst(1 / _SQRT_2PI, x.type),
+        b.op(math.ExpOp(b.mul(b.fconst(-0.5, x.type), _sq(b, x)))),
+    ),
+    "normcdfinv": lambda b, x, y, one: b.mul(
+        b.fconst(_SQRT_2PI, y.type),
+        b.op(math.ExpOp(b.mul(b.fconst(0.5, y.type), _sq(b, y)))),
+    ),
+    "erfcx": lambda b, x, y, one: b.sub(
+        b.mul(b.fconst(2.0, x.type), b.mul(x, y)),
+        b.fconst(_TWO_OVER_SQRT_PI, x.type),
+    ),
+    "sinpi": lambda b, x, y, one: b.mul(
+        b.fconst(pymath.pi, x.type), _call(b, "cospi", x)
+    ),
+    "cospi": lambda b, x, y, one: b.mul(
+        b.fconst(-pymath.pi, x.type), _call(b, "sinpi", x)
+    ),
+    "rcbrt": lambda b, x, y, one: b.mul(b.fconst(-1 / 3, y.type), _sq(b, _sq(b, y))),
+    "j0": lambda b, x, y, one: b.neg(_call(b, "j1", x)),
+    "j1": lambda b, x, y, one: _over_x(b, _call(b, "j0", x), x, y),
+    "y0": lambda b, x, y, one: b.neg(_call(b, "y1", x)),
+    "y1": lambda b, x, y, one: b.sub(_call(b, "y0", x), b.div(y, x)),
+    "cyl_bessel_i0": lambda b, x, y, one: _call(b, "cyl_bessel_i1", x),
+    "cyl_bessel_i1": lambda b, x, y, one: _over_x(
+        b, _call(b, "cyl_bessel_i0", x), x, y
+    ),
+}
+
+
 def _builtin_adjoint(
     o: tc.BuiltinOp,
     body: _Body,
@@ -242,10 +309,25 @@ def _builtin_adjoint(
         acc(x, body.mul(g, body.mul(body.fconst(-_TWO_OVER_SQRT_PI, x.type), e)))
     elif name == "exp10":
         acc(xs[0], body.mul(g, body.mul(r, body.fconst(_LN10, r.type))))
-    elif name == "hypot":
+    elif name in ("hypot", "norm3d", "norm4d"):
         for x in xs:
             if x in active:
                 acc(x, body.mul(g, body.div(x, r)))
+    elif name in ("rhypot", "rnorm3d", "rnorm4d"):  # -x y^3
+        for x in xs:
+            if x in active:
+                acc(x, body.neg(body.mul(g, body.mul(x, body.mul(r, _sq(body, r))))))
+    elif name in _UNARY_BUILTIN:
+        one = lambda: body.fconst(1.0, r.type)  # noqa: E731
+        acc(xs[0], body.mul(g, _UNARY_BUILTIN[name](body, xs[0], r, one)))
+    elif name == "nextafter":
+        acc(xs[0], g)
+    elif name == "remainder":  # a - n b, n = a / b rounded to even
+        a, b = xs
+        acc(a, g)
+        if b in active:
+            n = body.op(math.RoundEvenOp(body.div(a, b)))
+            acc(b, body.neg(body.mul(g, n)))
     elif name == "fdim":
         a, b = xs
         pos = body.cmpf(a, b, "ogt")

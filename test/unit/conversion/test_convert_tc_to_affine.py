@@ -26,10 +26,16 @@ import pytest
 import test_reference_catalog as catalog  # test/unit is on pytest's pythonpath
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
-from tcdialect import reference
+from tcdialect import reference, special_functions
 from tcdialect.conversion.convert_tc_to_affine import ConvertTcToAffinePass
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import tc
@@ -199,7 +205,10 @@ class _Evaluator:
             env.update(zip(op.results, self.block(region.block, dict(env))))
         elif isinstance(op, func.CallOp):
             name = op.callee.string_value()
-            fn = self._CALLS[name.removesuffix("f") if name != "erfc" else name]
+            # (the f32 function of a C name has an `f` suffix: `erfinvf`)
+            f32 = isinstance(op.res[0].type, Float32Type)
+            base = name.removesuffix("f") if f32 else name
+            fn = self._CALLS.get(base) or special_functions.BUILTINS[base]
             dt = reference._storage_dtype(op.res[0].type)  # pyright: ignore
             env[op.res[0]] = np.asarray(fn(*xs)).astype(dt)
         else:
