@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from tcdialect import special_functions
 from tcdialect.arguments import (
     Array,
     InputValue,
@@ -68,9 +69,23 @@ from tcdialect.arguments import (
     numpy_dtype,
     prepare_inputs,
 )
-from tcdialect.bfloat16 import from_bfloat16, round_to_bfloat16, to_bfloat16
-from tcdialect.diagnostics import TCError
-from tcdialect.dialects.tc import ComprehensionOp, DefOp, ReturnOp, TensorType
+from tcdialect.bfloat16 import (
+    from_bfloat16,
+    ml_bfloat16_dtype,
+    ml_dtypes_result,
+    round_to_bfloat16,
+    to_bfloat16,
+)
+from tcdialect.diagnostics import OutOfBoundsAccess, TCError
+from tcdialect.dialects.tc import (
+    ComprehensionOp,
+    DefOp,
+    InsertStepOp,
+    NextOp,
+    RecurrenceOp,
+    ReturnOp,
+    TensorType,
+)
 
 __all__ = [
     "MAX_ELEMENTS",
@@ -173,7 +188,8 @@ def run(
     """Evaluate the `tc.def` `entry` of `module` on `inputs`.
 
     Returns the outputs in declared order as fresh arrays (0-d outputs as 0-d
-    arrays) of the declared element types.
+    arrays) of the declared element types; ``bf16`` ones as
+    `ml_dtypes.bfloat16` arrays when an input is one.
     """
     defop = find_def(module, entry)
     arrays, sizes = prepare_inputs(defop, inputs)
@@ -187,6 +203,8 @@ def run(
             if isinstance(op, ComprehensionOp):
                 env[op.result] = _Comprehension(op, env, names, sizes).evaluate()
                 names[op.result] = op.target.data
+            elif isinstance(op, RecurrenceOp):
+                _recurrence(op, env, names, sizes)
             elif isinstance(op, ReturnOp):
                 # Fresh arrays only: never an input, never one array twice.
                 seen = {id(a) for a in arrays}
@@ -195,10 +213,57 @@ def run(
                     value = env[v]
                     outputs.append(value.copy() if id(value) in seen else value)
                     seen.add(id(value))
-                return tuple(outputs)
+                bf16 = [
+                    isinstance(t.element_type, BFloat16Type) for t in defop.output_types
+                ]
+                return tuple(ml_dtypes_result(outputs, bf16, ml_bfloat16_dtype(inputs)))
             else:
                 raise TCError(f"reference interpreter: unsupported op '{op.name}'")
     raise TCError(f"@{defop.sym_name.data} has no tc.return")  # pragma: no cover
+
+
+def _recurrence(
+    op: RecurrenceOp,
+    env: dict[SSAValue, Array],
+    names: dict[SSAValue, str],
+    sizes: Mapping[str, int],
+) -> None:
+    """Run a `tc.recurrence` step by step; fresh tensors start as zeros (the
+    frontend never reads their unwritten steps)."""
+    lo, hi = (e.evaluate(sizes) for e in op.range)
+    block = op.body.block
+    carried: list[Array] = []
+    for i, r in enumerate(op.res):
+        if i < len(op.inits):
+            carried.append(env[op.inits[i]])
+            continue
+        t = r.type
+        assert isinstance(t, TensorType)
+        shape = tuple(max(0, e.evaluate(sizes)) for e in t.extents)
+        carried.append(np.zeros(shape, dtype=numpy_dtype(t.element_type)))
+    for step in range(lo, hi):
+        env[block.args[0]] = np.asarray(step, dtype=np.int64)
+        for name, a, v in zip(op.tensor_names, block.args[1:], carried):
+            env[a] = v
+            names[a] = name
+        for inner in block.ops:
+            if isinstance(inner, ComprehensionOp):
+                env[inner.result] = _Comprehension(inner, env, names, sizes).evaluate()
+                names[inner.result] = inner.target.data
+            elif isinstance(inner, InsertStepOp):
+                full = env[inner.tensor].copy()
+                at: list[Any] = [slice(None)] * full.ndim
+                at[inner.step_dim] = step
+                full[tuple(at)] = env[inner.slice]
+                env[inner.result] = full
+                names[inner.result] = names[inner.tensor]
+            elif isinstance(inner, NextOp):
+                carried = [env[v] for v in inner.values]
+            else:
+                raise TCError(f"reference interpreter: unsupported op '{inner.name}'")
+    for name, r, v in zip(op.tensor_names, op.res, carried):
+        env[r] = v
+        names[r] = name
 
 
 # ------------------------------------------------------ one comprehension
@@ -261,6 +326,8 @@ class _Comprehension:
             self.lengths.append(max(0, hi_v - lo_v))
 
     def evaluate(self) -> Array:
+        if self.op.is_scatter:
+            return self._scatter()
         out_shape = tuple(self.lengths[: self.rank])
         kind = self.kind
         space = math.prod(self.lengths)
@@ -287,6 +354,25 @@ class _Comprehension:
             )
         result = np.asarray(ufunc(start, reduced, dtype=acc))
         return result if acc == self.dtype else body_to_tensor(result, self.elem)
+
+    def _scatter(self) -> Array:
+        """A scatter-accumulate: ``np.add.at`` of each block's values at its
+        subscripts (bounds-checked like reads), in the accumulator dtype
+        (``logical_xor.at`` for i1, as `arith.addi`)."""
+        t = self.op.result_type
+        shape = tuple(max(0, e.evaluate(self.sizes)) for e in t.extents)
+        if self.op.into is not None:
+            acc = tensor_to_body(self.env[self.op.into], self.elem).astype(self.acc)
+        else:
+            acc = np.zeros(shape, dtype=self.acc)
+        rows = max(1, MAX_ELEMENTS // max(1, math.prod(self.lengths[1:])))
+        first = self.lengths[0] if self.lengths else 1
+        for a in range(0, first if math.prod(self.lengths) else 0, rows):
+            bounds = [(0, n) for n in self.lengths]
+            if bounds:
+                bounds[0] = (a, min(a + rows, first))
+            self._evaluate_block(bounds, acc)
+        return acc if acc.dtype == self.dtype else body_to_tensor(acc, self.elem)
 
     def _block(self, bounds: list[tuple[int, int]]) -> Array:
         """The (reduced) value over the block `bounds` of the index space.
@@ -319,9 +405,11 @@ class _Comprehension:
                 return acc
         return self._evaluate_block(bounds)
 
-    def _evaluate_block(self, bounds: list[tuple[int, int]]) -> Array:
+    def _evaluate_block(
+        self, bounds: list[tuple[int, int]], scatter: Array | None = None
+    ) -> Array:
         """The block's values (tensor dtype), or for a reduction its partial
-        result (accumulator dtype)."""
+        result (accumulator dtype); a scatter adds them into `scatter`."""
         args = self.op.body.block.args
         n = len(args)
         shape = tuple(b - a for a, b in bounds)
@@ -336,6 +424,13 @@ class _Comprehension:
         for op in self.op.body.block.ops:
             if op.name == "tc.yield":
                 yielded = values[op.operands[0]]
+                if scatter is not None:
+                    subs = [np.broadcast_to(values[i], shape) for i in op.operands[1:]]
+                    self.read(op, [scatter, *subs], "scatter into")
+                    at = tuple(s.astype(np.intp) for s in subs)
+                    full = np.broadcast_to(yielded.astype(self.acc), shape)
+                    _reducer("+", self.acc).at(scatter, at, full)
+                    return scatter
                 break
             operands = [self._value(values, v) for v in op.operands]
             result = _evaluate_op(self, op, operands)
@@ -355,16 +450,20 @@ class _Comprehension:
     def _value(self, values: Mapping[SSAValue, Array], v: SSAValue) -> Array:
         if (x := values.get(v)) is not None:
             return x
-        if isinstance(v.type, TensorType):
-            return self.env[v]
+        if isinstance(v.type, TensorType) or v in self.env:
+            return self.env[v]  # (or the step index of a recurrence)
         raise TCError(  # pragma: no cover - only for malformed IR
             f"reference interpreter: value {v} is defined outside the comprehension"
         )
 
     # ------------------------------------------------------- tc ops
-    def read(self, op: Operation, operands: list[Array]) -> Array:
+    def read(
+        self, op: Operation, operands: list[Array], what: str = "read of"
+    ) -> Array:
         tensor, subs = operands[0], operands[1:]
         name = self.names.get(op.operands[0], "?")
+        if what != "read of":  # a scatter: `op` is its tc.yield
+            name = self.op.target.data
         for d, (s, extent) in enumerate(zip(subs, tensor.shape)):
             if s.size == 0:
                 continue
@@ -374,17 +473,40 @@ class _Comprehension:
                 at = np.unravel_index(int(np.argmax(mask)), mask.shape)
                 bad = int(s[at])
                 origin = self._origin(op.operands[1 + d], at, mask.shape)
-                raise TCError(
-                    f"read of tensor '{name}' out of bounds: subscript {d} is {bad} "
+                raise OutOfBoundsAccess(
+                    f"{what} tensor '{name}' out of bounds: subscript {d} is {bad} "
                     f"but the extent is {extent} ("
                     + (f"{origin}; " if origin else "")
                     + f"valid: 0 to {extent - 1}) in the statement of "
-                    f"'{self.op.target.data}'"
+                    f"'{self.op.target.data}'",
+                    name,
+                    d,
+                    self.op.target.data,
+                    self._ordinal(),
                 )
+        if what != "read of":
+            return tensor
         value = np.asarray(tensor[tuple(subs)])
         t = op.operands[0].type
         assert isinstance(t, TensorType)
         return tensor_to_body(value, t.element_type)
+
+    def _ordinal(self) -> int:
+        """How many comprehensions of the definition writing this one's
+        target come before it (which statement of the source it is)."""
+        top: Operation = self.op
+        while (parent := top.parent_op()) is not None and not isinstance(parent, DefOp):
+            top = parent
+        if parent is None:
+            return 0
+        target = self.op.target.data
+        count = 0
+        for op in parent.walk():
+            if op is self.op:
+                break
+            if isinstance(op, ComprehensionOp) and op.target.data == target:
+                count += 1
+        return count
 
     def _origin(self, v: SSAValue, at: tuple[Any, ...], shape: tuple[int, ...]) -> str:
         """Where the subscript `v` read its value at the position `at` of an
@@ -828,6 +950,7 @@ _BUILTINS: dict[str, Callable[..., Array]] = {
     "hypot": np.hypot,
     "fdim": _fdim,
     "fmod": np.fmod,
+    **special_functions.BUILTINS,
 }
 
 

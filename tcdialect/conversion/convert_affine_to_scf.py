@@ -359,7 +359,9 @@ class LowerFor(RewritePattern):
         body = rewriter.move_region_contents_to_new_regions(op.body)
         _replace_terminator(body.block, rewriter, scf.YieldOp)
         rewriter.insert(b.ops)
-        rewriter.replace(op, scf.ForOp(lb_val, ub_val, step_val, tuple(op.inits), body))
+        new = scf.ForOp(lb_val, ub_val, step_val, tuple(op.inits), body)
+        new.attributes.update(op.attributes)  # a recurrence's `tc.recurrence`
+        rewriter.replace(op, new)
 
 
 class LowerParallel(RewritePattern):

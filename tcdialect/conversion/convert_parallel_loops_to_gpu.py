@@ -8,7 +8,15 @@ with regions (a loop nest, an `scf.if`), or a maximal run of top-level ops
 that touch memory and the ops that use their values (a 0-dimensional
 statement's loads, arithmetic, bounds checks and store). What stays on the host: side-effect-free ops (sizes, constants),
 `memref.alloc`/`dealloc` and the terminator. The builtin module gets
-`gpu.container_module`.
+`gpu.container_module`. A recurrence's step loop (a top-level `scf.for`
+marked `tc.recurrence`) stays on the host too, and the device segments of
+its body become kernels launched in it, once per step, the step index a
+kernel argument: the end of a kernel is the barrier between steps::
+
+    scf.for %t = %c1 to %T1 step %c1 {
+      gpu.launch_func @rnn_kernels::@rnn_k1 ... args(%Wh : ..., %h : ..., %p : ..., %t : index)
+      gpu.launch_func @rnn_kernels::@rnn_k2 ... args(..., %t : index, %p : ...)
+    } {tc.recurrence}
 
 Inside a kernel:
 
@@ -119,9 +127,14 @@ def _processor(op: Operation) -> tuple[str, int, int] | None:
     return kind, AXES.index(axis), size.value.data
 
 
+def _is_recurrence(op: Operation) -> bool:
+    """A recurrence's step loop (`tc.recurrence`, from `convert-tc-to-affine`)."""
+    return isinstance(op, scf.ForOp) and "tc.recurrence" in op.attributes
+
+
 def _host_op(op: Operation) -> bool:
     """Whether a top-level op stays on the host."""
-    if isinstance(op, func.ReturnOp | memref.AllocOp | memref.DeallocOp):
+    if isinstance(op, func.ReturnOp | scf.YieldOp | memref.AllocOp | memref.DeallocOp):
         return True
     return not op.regions and is_side_effect_free(op)
 
@@ -137,7 +150,9 @@ def _segments(ops: Iterable[Operation]) -> list[list[Operation]]:
     made: set[SSAValue] = set()
     for op in ops:
         if _host_op(op):
-            if run and not isinstance(op, func.ReturnOp | memref.DeallocOp):
+            if run and not isinstance(
+                op, func.ReturnOp | scf.YieldOp | memref.DeallocOp
+            ):
                 if any(v in made for v in op.operands):
                     run.append(op)
                     made.update(op.results)
@@ -208,8 +223,20 @@ class _Outliner:
         block = self.fn.body.blocks.first
         if block is None or len(self.fn.body.blocks) != 1:
             return
-        for seg in _segments(list(block.ops)):
-            self.outline(seg)
+        ops: list[Operation] = []
+        for op in [*block.ops, None]:
+            if op is not None and not _is_recurrence(op):
+                ops.append(op)
+                continue
+            for seg in _segments(ops):
+                self.outline(seg)
+            ops = []
+            if op is not None:
+                # a recurrence's step loop stays on the host: its body's
+                # segments are kernels launched at every step
+                assert isinstance(op, scf.ForOp)
+                for seg in _segments(list(op.body.block.ops)):
+                    self.outline(seg)
 
     # -- values from the host ---------------------------------------------------------
 

@@ -93,18 +93,59 @@ Details (beyond docs/pipeline.md):
       memref.dealloc %S_acc : memref<?xf32>
 
   (a 32-bit reduction is also what the GPU lowering's warp shuffles take).
+* A scatter-accumulate (``tc.yield %v at [%s...]``) is a nest of
+  `affine.for`s over its index space (never `affine.parallel`: two
+  iterations may add at one element) around one statement: the subscripts
+  not provably in range (one index whose range lies in the extent) are
+  tested; under `scf.if` on the test, `memref.load` + `arith.addf`/`addi` +
+  `memref.store` add the value (accesses of the whole tensor for the
+  scheduler, which therefore keeps the nest sequential: no atomics are
+  needed, on any target); the statement ends by storing the error flag,
+  unchanged or the target's code when the test failed. ``+=!`` zeroes the
+  target first (an `affine.parallel` nest); a 16-bit float target
+  accumulates in an f32 buffer, as a reduction does::
+
+      affine.for %k = 0 to %K {
+        affine.for %d = 0 to %D {
+          %i = arith.index_cast %idx : i32 to index   // %idx: Idx[%k]
+          %ok = ... 0 <= %i < %V ...                  // %d needs no test
+          scf.if %ok {
+            %0 = memref.load %dE[%i, %d] : memref<?x?xf32>
+            %1 = arith.addf %0, %g fastmath<reassoc> : f32
+            memref.store %1, %dE[%i, %d] : memref<?x?xf32>
+          }
+          %e = memref.load %err[%c0] : memref<1xi32>
+          %2 = arith.select %ok, %e, %code : i32
+          memref.store %2, %err[%c0] : memref<1xi32>
+        }
+      }
+
 * `tc.builtin`: ``fdim`` → `arith.cmpf ugt` + `arith.subf` + `arith.select`
-  (NaN propagates); ``erfc``, ``exp10``, ``hypot``, ``fmod`` → `func.call`
-  of the C function (``erfcf``/``erfc`` for f32/f64 ...), declared once per
-  module as ``func.func private``. (xDSL 0.74 has neither `math.erfc` nor
-  `arith.remf`.)
+  (NaN propagates); every other one (``erfc``, ``exp10``, ``hypot``,
+  ``fmod``, ``lgamma``, ``norm3d`` ...) → `func.call` of the C function of its
+  name (``erfcf``/``erfc`` for f32/f64 ...), declared once per module as
+  ``func.func private``; the targets implement the ones no C library has
+  (docs/builtins.md). (xDSL 0.74 has neither `math.erfc` nor `arith.remf`.)
+* A `tc.recurrence` becomes an `affine.for` over the step index, marked
+  `tc.recurrence` (the schedulers keep it as the sequential outer loop),
+  around the loop nests of its statements; they write and read the tensors'
+  shared buffers, each comprehension at its step (`tc.insert_step`'s
+  dimension is the step index), and a read of an earlier step needs no
+  snapshot. Fresh carried tensors are allocated before the loop::
+
+      affine.for %t = 1 to affine_map<()[s0] -> ((s0 + 1))>()[%T] {
+        "affine.parallel"(%B, %N) ({ ^bb0(%b: index, %n: index):
+          affine.for %r_k = 0 to %N {
+            ... affine.load %h[%t + -1, %b, %r_k] ...
+            affine.store %s, %p[%t, %b, %n] ...
+      } {tc.recurrence}
 * Everything in the module other than `tc.def`s is left as it is.
 """
 
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
@@ -126,6 +167,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     StringAttr,
+    UnitAttr,
     i32,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
@@ -137,7 +179,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import affine as taffine
 from tcdialect.dialects import tc
-from tcdialect.symbolic import SizeExpr, SymbolicError
+from tcdialect.symbolic import SizeExpr, SymbolicError, provably_le
 
 DYNAMIC = DYNAMIC_INDEX
 
@@ -301,8 +343,11 @@ class _Symbols:
 
 # ------------------------------------------------------- subscript analysis
 
-#: ``sum(coeff * index_arg) + rest``: coefficients by block-argument number.
+#: ``sum(coeff * index_arg) + rest``: coefficients by block-argument number
+#: (`STEP` for the step index of the enclosing `tc.recurrence`).
 Affine = tuple[dict[int, int], SizeExpr]
+
+STEP = -1
 
 
 def _trace(
@@ -343,7 +388,10 @@ def _form(
 ) -> Affine | None:
     """`_trace` of `v` once its operands' forms are in `memo`."""
     if isinstance(v, BlockArgument):
-        return ({v.index: 1}, SizeExpr.lit(0)) if v.block is block else None
+        if v.block is not block:
+            step = isinstance(v.block.parent_op(), tc.RecurrenceOp) and v.index == 0
+            return ({STEP: 1}, SizeExpr.lit(0)) if step else None
+        return ({v.index: 1}, SizeExpr.lit(0))
     op = v.owner
     assert isinstance(op, Operation)
     if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
@@ -408,6 +456,8 @@ class _Tensor:
 class _Stmt:
     op: tc.ComprehensionOp
     affine: dict[SSAValue, Affine | None] = field(default_factory=dict)
+    #: In a `tc.recurrence`: it and the step dimension of the target.
+    step: tuple[tc.RecurrenceOp, int] | None = None
 
 
 #: Lower and upper bound of an `affine.for`: map results and symbol operands.
@@ -427,6 +477,9 @@ class _DefLowering:
         self.stmts: list[_Stmt] = []
         self.cache: dict[str, SSAValue] = {}
         self.sizes: dict[str, SSAValue] = {}
+        #: While a recurrence is emitted: before its loop, and its index.
+        self.hoist: Builder | None = None
+        self.step_iv: SSAValue | None = None
 
     def error(self, msg: str) -> TCError:
         return TCError(f"convert-tc-to-affine: @{self.fname}: {msg}")
@@ -443,9 +496,11 @@ class _DefLowering:
             n: a for n, a in zip(d.input_names, d.body.block.args)
         }
         outputs = set(d.output_names)
-        for op in d.body.block.ops:
+        for op in _flat_ops(d.body.block):
             if isinstance(op, tc.ReturnOp):
                 break
+            if self.recurrence_op(op, current):
+                continue
             if not isinstance(op, tc.ComprehensionOp):
                 if op.regions or not (
                     op.dialect_name() in ("arith", "math") or isinstance(op, tc.SizeOp)
@@ -457,13 +512,18 @@ class _DefLowering:
             target = op.target.data
             if target in self.tensors and self.tensors[target].kind == "input":
                 raise self.error(f"input '{target}' cannot be written")
+            full_type = op.result_type
+            step = _insert_step(op)
+            if step is not None:
+                full_type = step.result.type
+                assert isinstance(full_type, tc.TensorType)
             if target not in self.tensors:
                 kind = "output" if target in outputs else "temp"
-                self.tensors[target] = _Tensor(target, op.result_type, kind)
-            elif self.tensors[target].type != op.result_type:
+                self.tensors[target] = _Tensor(target, full_type, kind)
+            elif self.tensors[target].type != full_type:
                 raise self.error(
                     f"'{target}' is written with types {self.tensors[target].type} "
-                    f"and {op.result_type}"
+                    f"and {full_type}"
                 )
             if op.into is not None and op.into is not current.get(target):
                 raise self.error(
@@ -472,6 +532,8 @@ class _DefLowering:
                 )
             stmt = _Stmt(op)
             block = op.body.block
+            if op.is_scatter and target not in self.checked:
+                self.checked.append(target)
             for inner in block.walk():
                 if inner.regions:
                     raise self.error(
@@ -497,6 +559,20 @@ class _DefLowering:
             self.stmts.append(stmt)
             current[target] = op.result
             self.value_tensor[op.result] = target
+            if step is not None:
+                rec = step.parent_op()
+                assert isinstance(rec, tc.RecurrenceOp)
+                stmt.step = (rec, step.step_dim)
+                if op.into is not None:
+                    raise self.error(
+                        f"the statement writing '{target}' in a recurrence "
+                        f"accumulates into an earlier value: not supported"
+                    )
+                if op.reduction is not None and _is_half(full_type.element_type):
+                    raise self.error(
+                        f"the reduction into 16-bit float '{target}' in a "
+                        f"recurrence is not supported yet (use a float32 target)"
+                    )
         ret = d.return_op
         for name, v in zip(d.output_names, ret.values, strict=True):
             if self.value_tensor.get(v) != name or name not in self.tensors:
@@ -508,9 +584,45 @@ class _DefLowering:
                     f"tc.return does not return the final value of '{name}'"
                 )
 
+    def recurrence_op(self, op: Operation, current: dict[str, SSAValue]) -> bool:
+        """Track the values of `tc.recurrence`, `tc.insert_step` and
+        `tc.next` (False for other ops)."""
+        if isinstance(op, tc.RecurrenceOp):
+            for name, arg in zip(op.tensor_names, op.body.block.args[1:]):
+                if name in self.tensors and self.tensors[name].kind == "input":
+                    raise self.error(f"input '{name}' cannot be written")
+                self.value_tensor[arg] = name
+                current[name] = arg
+            return True
+        if isinstance(op, tc.InsertStepOp):
+            name = self.value_tensor.get(op.slice)
+            if name is None or current.get(name) is not op.slice:
+                raise self.error("tc.insert_step of a value that is not a statement's")
+            if self.value_tensor.get(op.tensor) != name:
+                raise self.error(f"tc.insert_step of '{name}' into another tensor")
+            self.value_tensor[op.result] = name
+            current[name] = op.result
+            return True
+        if isinstance(op, tc.NextOp):
+            rec = op.parent_op()
+            assert isinstance(rec, tc.RecurrenceOp)
+            for name, v, r in zip(rec.tensor_names, op.values, rec.res):
+                if current.get(name) is not v:
+                    raise self.error(f"tc.next does not carry the last '{name}'")
+                self.value_tensor[r] = name
+                current[name] = r
+            return True
+        if isinstance(op.parent_op(), tc.RecurrenceOp) and not isinstance(
+            op, tc.ComprehensionOp
+        ):
+            raise self.error(f"unsupported operation '{op.name}' in a tc.recurrence")
+        return False
+
     # ------------------------------------------------------ size values
     def materialize(self, b: Builder, e: SizeExpr) -> SSAValue:
-        """`e` computed with arith index ops at the function level (cached)."""
+        """`e` computed with arith index ops at the function level (cached;
+        before the recurrence's loop while one is emitted)."""
+        b = self.hoist or b
         key = str(e)
         if key in self.cache:
             return self.cache[key]
@@ -561,7 +673,8 @@ class _DefLowering:
         key = f"max(0, {e})"
         if key not in self.cache:
             zero = self.materialize(b, SizeExpr.lit(0))
-            self.cache[key] = b.insert(arith.MaxSIOp(v, zero)).result
+            hb = self.hoist or b
+            self.cache[key] = hb.insert(arith.MaxSIOp(v, zero)).result
         return self.cache[key]
 
     def bound(
@@ -686,15 +799,22 @@ class _DefLowering:
         for op in d.body.block.ops:
             if isinstance(op, tc.ReturnOp):
                 break
-            if isinstance(op, tc.ComprehensionOp):
+            if isinstance(op, tc.ComprehensionOp | tc.RecurrenceOp):
                 continue
             self.clone_simple(b, op, self.outer_map)
-        for stmt in self.stmts:
+        fb = b
+        rec: tc.RecurrenceOp | None = None
+        for n, stmt in enumerate(self.stmts):
+            here = stmt.step[0] if stmt.step is not None else None
+            if here is not rec:
+                b, rec = self.enter_recurrence(fb, here, self.stmts[n:], temps), here
             t = self.tensors[stmt.op.target.data]
             if t.buffer is None:
-                t.buffer = self.alloc(b, t.type, t.name)
+                t.buffer = self.alloc(fb, t.type, t.name)
                 temps.append(t.buffer)
             self.statement(b, stmt, t)
+        b = fb
+        self.hoist = self.step_iv = None
         for buf in temps:
             b.insert(memref.DeallocOp.get(buf))
         b.insert(func.ReturnOp())
@@ -708,6 +828,36 @@ class _DefLowering:
             )
         _dce(f)
         return f
+
+    def enter_recurrence(
+        self,
+        fb: Builder,
+        rec: tc.RecurrenceOp | None,
+        stmts: list[_Stmt],
+        temps: list[SSAValue],
+    ) -> Builder:
+        """Leave the recurrence being emitted, if any, and start `rec`'s
+        `affine.for` over the step index (its fresh tensors allocated
+        before it); the builder for the statements."""
+        self.hoist = self.step_iv = None
+        if rec is None:
+            return fb
+        for stmt in stmts:
+            if stmt.step is None or stmt.step[0] is not rec:
+                break
+            t = self.tensors[stmt.op.target.data]
+            if t.buffer is None:
+                t.buffer = self.alloc(fb, t.type, t.name)
+                temps.append(t.buffer)
+        lo, hi = rec.range
+        bounds = (self.bound(fb, lo, "max"), self.bound(fb, hi, "min"))
+        b, iv = self.for_loop(fb, bounds, rec.step.name_hint)
+        loop = iv.owner.parent_op() if isinstance(iv, BlockArgument) else None
+        assert loop is not None
+        loop.attributes["tc.recurrence"] = UnitAttr()
+        self.hoist = Builder(InsertPoint.before(loop))
+        self.step_iv = iv
+        return b
 
     def clone_simple(
         self, b: Builder, op: Operation, vmap: dict[SSAValue, SSAValue]
@@ -739,7 +889,9 @@ class _DefLowering:
                     prev = inner.tensor
                     break
         snapshot: SSAValue | None = None
-        if prev is not None and self.reads_elsewhere(stmt, prev, kind is not None):
+        if prev is not None and self.reads_elsewhere(
+            stmt, prev, kind is not None or op.is_scatter
+        ):
             snapshot = self.alloc(b, t.type, f"{t.name}_prev")
             self.copy_nest(b, t.type, t.buffer, snapshot)
 
@@ -755,6 +907,9 @@ class _DefLowering:
                         self.materialize(b, e) for e in self.tensors[name].type.extents
                     ]
         zero_idx = self.materialize(b, SizeExpr.lit(0)) if dims else None
+        if op.is_scatter:
+            self.scatter(b, stmt, t, snapshot, dims)
+            return
 
         out_extents = [hi for _, hi in ranges[:rank]]
         # Where the reduction accumulates: the target, or for a 16-bit float
@@ -772,7 +927,7 @@ class _DefLowering:
         if kind is not None and op.init:
             ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
             ident = ib.insert(_identity(kind, acc_elem)).result
-            ib.insert(taffine.StoreOp(ident, acc_buf, ivs))
+            ib.insert(taffine.StoreOp(ident, acc_buf, self.at_step(stmt, ivs)))
 
         # Bounds that need arith ops are computed before the nest.
         red_bounds = [
@@ -785,12 +940,39 @@ class _DefLowering:
             ib, iv = self.for_loop(ib, bounds, name)
             ivs.append(iv)
 
+        vmap = self.body(ib, stmt, t, ivs, snapshot, dims, zero_idx)
+        result = vmap[op.yield_op.value]
+        out_ivs = self.at_step(stmt, ivs[:rank])
+        if kind is None:
+            ib.insert(taffine.StoreOp(result, t.buffer, out_ivs))
+        else:
+            if acc_elem != elem:
+                result = ib.insert(arith.ExtFOp(result, acc_elem)).result
+            acc = ib.insert(taffine.LoadOp(acc_buf, out_ivs)).result
+            new = ib.insert(_combine(kind, acc_elem, acc, result)).results[0]
+            ib.insert(taffine.StoreOp(new, acc_buf, out_ivs))
+        self._finish(b, t, acc_buf, elem, out_extents, iv_names[:rank], snapshot)
+
+    def body(
+        self,
+        ib: Builder,
+        stmt: _Stmt,
+        t: _Tensor,
+        ivs: list[SSAValue],
+        snapshot: SSAValue | None,
+        dims: dict[str, list[SSAValue]],
+        zero_idx: SSAValue | None,
+    ) -> dict[SSAValue, SSAValue]:
+        """Clone the body of `stmt` (but its yield) at `ib` with the loop
+        indices `ivs`; return the value map."""
+        block = stmt.op.body.block
         vmap: dict[SSAValue, SSAValue] = dict(self.outer_map)
         vmap.update(zip(block.args, ivs))
-        result: SSAValue | None = None
+        if stmt.step is not None and self.step_iv is not None:
+            vmap[stmt.step[0].step] = self.step_iv  # the step index as a value
         for inner in block.ops:
             if isinstance(inner, tc.YieldOp):
-                result = vmap[inner.value]
+                break
             elif isinstance(inner, tc.SizeOp):
                 vmap[inner.result] = self.sizes[inner.size.data]
             elif isinstance(inner, tc.ReadOp):
@@ -810,18 +992,92 @@ class _DefLowering:
                 vmap[inner.result] = v
             else:
                 ib.insert(inner.clone(value_mapper=vmap))
-        assert result is not None
-        out_ivs = ivs[:rank]
-        if kind is None:
-            ib.insert(taffine.StoreOp(result, t.buffer, out_ivs))
-        else:
-            if acc_elem != elem:
-                result = ib.insert(arith.ExtFOp(result, acc_elem)).result
-            acc = ib.insert(taffine.LoadOp(acc_buf, out_ivs)).result
-            new = ib.insert(_combine(kind, acc_elem, acc, result)).results[0]
-            ib.insert(taffine.StoreOp(new, acc_buf, out_ivs))
+        return vmap
+
+    def scatter(
+        self,
+        b: Builder,
+        stmt: _Stmt,
+        t: _Tensor,
+        snapshot: SSAValue | None,
+        dims: dict[str, list[SSAValue]],
+    ) -> None:
+        """A scatter-accumulate (see the module docstring)."""
+        op = stmt.op
+        block = op.body.block
+        elem = t.type.element_type
+        assert t.buffer is not None and self.flag is not None
+        acc_buf, acc_elem = t.buffer, elem
+        extents = list(t.type.extents)
+        if _is_half(elem):
+            acc_elem = Float32Type()
+            acc_buf = self.alloc(b, tc.TensorType(extents, acc_elem), f"{t.name}_acc")
+        if acc_buf is not t.buffer and not op.init:
+            ib, ivs = self.parallel(b, extents, [None] * len(extents))
+            x = ib.insert(taffine.LoadOp(t.buffer, ivs)).result
+            wide = ib.insert(arith.ExtFOp(x, acc_elem)).result
+            ib.insert(taffine.StoreOp(wide, acc_buf, ivs))
+        elif op.init:
+            ib, ivs = self.parallel(b, extents, [None] * len(extents))
+            zero = ib.insert(_identity("+", acc_elem)).result
+            ib.insert(taffine.StoreOp(zero, acc_buf, ivs))
+        bounds = [
+            (self.bound(b, lo, "max"), self.bound(b, hi, "min")) for lo, hi in op.ranges
+        ]
+        extent_values = [self.materialize(b, e) for e in extents]
+        zero_idx = self.materialize(b, SizeExpr.lit(0))
+        ib, ivs = b, []
+        for bnds, a in zip(bounds, block.args):
+            ib, iv = self.for_loop(ib, bnds, a.name_hint)
+            ivs.append(iv)
+        vmap = self.body(ib, stmt, t, ivs, snapshot, dims, zero_idx)
+        yielded = op.yield_op
+        value = vmap[yielded.value]
+        subs = [vmap[i] for i in yielded.indices]
+        ok: SSAValue | None = None
+        for i, x, n, e in zip(yielded.indices, subs, extent_values, extents):
+            form = _trace(i, block, stmt.affine)
+            if form is not None and _in_range(form, op.ranges, e):
+                continue
+            ge = ib.insert(arith.CmpiOp(x, zero_idx, "sge")).result
+            lt = ib.insert(arith.CmpiOp(x, n, "slt")).result
+            in_range = ib.insert(arith.AndIOp(ge, lt)).result
+            ok = (
+                in_range if ok is None else ib.insert(arith.AndIOp(ok, in_range)).result
+            )
+        then_block = Block()
+        tb = ib if ok is None else Builder(InsertPoint.at_end(then_block))
+        if acc_elem != elem:
+            value = tb.insert(arith.ExtFOp(value, acc_elem)).result
+        old = tb.insert(memref.LoadOp.get(acc_buf, subs)).res
+        new = tb.insert(_combine("+", acc_elem, old, value)).results[0]
+        tb.insert(memref.StoreOp.get(new, acc_buf, subs))
+        if ok is not None:
+            tb.insert(scf.YieldOp())
+            ib.insert(scf.IfOp(ok, [], Region(then_block)))
+            c0 = ib.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            flag = ib.insert(memref.LoadOp.get(self.flag, [c0])).res
+            code = ib.insert(_int_const(self.checked.index(t.name) + 1, i32)).result
+            selected = ib.insert(arith.SelectOp(ok, flag, code)).result
+            ib.insert(memref.StoreOp.get(selected, self.flag, [c0]))
+        self._finish(b, t, acc_buf, elem, extents, [None] * len(extents), snapshot)
+
+    def _finish(
+        self,
+        b: Builder,
+        t: _Tensor,
+        acc_buf: SSAValue,
+        elem: Attribute,
+        extents: Sequence[SizeExpr],
+        names: Sequence[str | None],
+        snapshot: SSAValue | None,
+    ) -> None:
+        """After a statement: round a float32 accumulator (`acc_buf`, when it
+        is not the target's buffer) into the 16-bit target, and free it and
+        the snapshot."""
         if acc_buf is not t.buffer:
-            ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
+            assert t.buffer is not None
+            ib, ivs = self.parallel(b, extents, names)
             x = ib.insert(taffine.LoadOp(acc_buf, ivs)).result
             narrow = ib.insert(arith.TruncFOp(x, elem)).result
             ib.insert(taffine.StoreOp(narrow, t.buffer, ivs))
@@ -829,19 +1085,37 @@ class _DefLowering:
         if snapshot is not None:
             b.insert(memref.DeallocOp.get(snapshot))
 
+    def at_step(self, stmt: _Stmt, ivs: list[SSAValue]) -> list[SSAValue]:
+        """The store position of `ivs` (a recurrence's: the step inserted)."""
+        if stmt.step is None:
+            return ivs
+        assert self.step_iv is not None
+        k = stmt.step[1]
+        return [*ivs[:k], self.step_iv, *ivs[k:]]
+
     def reads_elsewhere(self, stmt: _Stmt, prev: SSAValue, reduction: bool) -> bool:
         block = stmt.op.body.block
         rank = stmt.op.num_output_indices
+        k = stmt.step[1] if stmt.step is not None else None
         for inner in block.walk():
             if not isinstance(inner, tc.ReadOp) or inner.tensor is not prev:
                 continue
+            forms = [stmt.affine.get(i) for i in inner.indices]
+            if k is not None:
+                # a read of an earlier step is never overwritten by this one
+                f = forms[k]
+                if f is not None and f[0] == {STEP: 1} and f[1].is_constant:
+                    if f[1].const < 0:
+                        continue
+                if f is None or f[0] != {STEP: 1} or f[1] != SizeExpr.lit(0):
+                    return True
+                forms = forms[:k] + forms[k + 1 :]
             if reduction:
                 return True
-            for d, i in enumerate(inner.indices):
-                f = stmt.affine.get(i)
+            for d, f in enumerate(forms):
                 if f is None or f[0] != {d: 1} or f[1] != SizeExpr.lit(0):
                     return True
-            if len(inner.indices) != rank:  # pragma: no cover - verifier
+            if len(forms) != rank:  # pragma: no cover - verifier
                 return True
         return False
 
@@ -873,7 +1147,8 @@ class _DefLowering:
                     e = e + AffineExpr.dimension(dim_pos[k]) * c
                 exprs.append(e)
             amap = AffineMap(len(used), len(syms.values), tuple(exprs))
-            operands = [ivs[k] for k in used] + syms.values
+            step = [self.step_iv] if self.step_iv is not None else []
+            operands = [step[0] if k == STEP else ivs[k] for k in used] + syms.values
             load = taffine.LoadOp(buf, operands, AffineMapAttr(amap))
             b.insert(load)
             return load.result
@@ -918,17 +1193,44 @@ class _DefLowering:
             diff = b.insert(arith.SubfOp(xs[0], xs[1])).result
             zero = b.insert(_zero(t)).result
             return b.insert(arith.SelectOp(gt, diff, zero)).result
-        if name in ("erfc", "exp10", "hypot", "fmod"):
-            if isinstance(t, Float32Type):
-                cname = name + "f"
-            elif isinstance(t, Float64Type):
-                cname = name
-            else:
-                raise self.error(f"builtin '{name}' is not supported on {t}")
-            self.decls.declare(cname, [t] * len(xs), t)
-            call = b.insert(func.CallOp(cname, xs, [t]))
-            return call.res[0]
-        raise self.error(f"unsupported builtin '{name}'")
+        if isinstance(t, Float32Type):
+            cname = name + "f"
+        elif isinstance(t, Float64Type):
+            cname = name
+        else:
+            raise self.error(f"builtin '{name}' is not supported on {t}")
+        self.decls.declare(cname, [t] * len(xs), t)
+        return b.insert(func.CallOp(cname, xs, [t])).res[0]
+
+
+def _flat_ops(block: Block) -> Iterator[Operation]:
+    """The ops of a `tc.def` body, each `tc.recurrence` followed by its
+    body's ops (its `tc.next` last)."""
+    for op in block.ops:
+        yield op
+        if isinstance(op, tc.RecurrenceOp):
+            yield from op.body.block.ops
+
+
+def _insert_step(op: tc.ComprehensionOp) -> tc.InsertStepOp | None:
+    """The `tc.insert_step` that makes `op`'s result a step of its tensor."""
+    for use in op.result.uses:
+        if isinstance(use.operation, tc.InsertStepOp) and use.index == 0:
+            return use.operation
+    return None
+
+
+def _in_range(
+    form: Affine, ranges: Sequence[tuple[SizeExpr, SizeExpr]], extent: SizeExpr
+) -> bool:
+    """Whether a subscript of affine `form` is one index whose range
+    provably lies in ``[0, extent)`` (its check is left out)."""
+    coeffs, rest = form
+    if len(coeffs) != 1 or rest != SizeExpr.lit(0):
+        return False
+    ((k, c),) = coeffs.items()
+    lo, hi = ranges[k]
+    return c == 1 and provably_le(SizeExpr.lit(0), lo) and provably_le(hi, extent)
 
 
 def _dce(f: func.FuncOp) -> None:

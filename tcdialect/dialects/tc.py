@@ -4,7 +4,11 @@ A `tc.def` is one TC definition. Its body is a sequence of
 `tc.comprehension` ops, one per TC statement, in value semantics: each
 comprehension yields the new value of the tensor it writes, and a statement
 that accumulates into an earlier value (``+=`` without ``!``) consumes it
-with ``into``. `tc.return` lists the final values of the outputs.
+with ``into``. `tc.return` lists the final values of the outputs. A
+recurrence (a language extension) is a `tc.recurrence` whose body runs once
+per step, carrying the tensors it writes; its comprehensions compute one
+step each, which `tc.insert_step` puts into the carried tensor (see
+`RecurrenceOp`).
 
 Shapes and index ranges are symbolic: they are `SizeExpr` texts over the
 size parameters of the enclosing definition (``M``, ``H - KH + 1``,
@@ -37,6 +41,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
@@ -62,6 +67,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -460,6 +466,23 @@ class ComprehensionOp(IRDLOperation):
     f32: the starting value (identity or ``into``) and every yielded value
     are extended to f32, combined in f32, and each element is rounded to the
     16-bit type once, when the reduction is complete.
+
+    **Scatter-accumulate.** A comprehension whose `tc.yield` gives subscripts
+    (``tc.yield %v at [%i, %d]``, one per dimension of the result, any index
+    values: data-dependent, non-affine) is a scatter ``T(s(k)) += v(k)``: it
+    has no output indices (every index is iterated over), its operator is
+    ``+=!`` (from zeros) or ``+=`` (``into`` the previous value), and every
+    point of the index space adds its value at its subscripts; duplicates add
+    up (``np.add.at``). Out-of-range subscripts are errors at run time, as
+    for data-dependent reads. (What `tc-differentiate` emits for the adjoint
+    of a read it cannot invert; the language has no syntax for it.)::
+
+        %dE = tc.comprehension @dE() "+=!" (%k in [0, K), %d in [0, D)) : !tc.tensor<[V, D], f32> {
+          %0 = tc.read %Idx[%k] : !tc.tensor<[K], i32>
+          %1 = arith.index_cast %0 : i32 to index
+          %2 = tc.read %g[%k, %d] : !tc.tensor<[K, D], f32>
+          tc.yield %2 at [%1, %d] : f32
+        }
     """
 
     name = "tc.comprehension"
@@ -502,7 +525,13 @@ class ComprehensionOp(IRDLOperation):
 
     @property
     def num_output_indices(self) -> int:
-        return self.result_type.rank
+        return 0 if self.is_scatter else self.result_type.rank
+
+    @property
+    def is_scatter(self) -> bool:
+        """A scatter-accumulate: the yield gives the subscripts written."""
+        last = self.body.block.last_op
+        return isinstance(last, YieldOp) and bool(last.indices)
 
     @property
     def ranges(self) -> tuple[tuple[SizeExpr, SizeExpr], ...]:
@@ -542,7 +571,7 @@ class ComprehensionOp(IRDLOperation):
                 raise VerifyException(
                     f"index variables must be of type index, got {a.type}"
                 )
-        rank = self.result_type.rank
+        rank = self.num_output_indices
         if len(args) < rank:
             raise VerifyException(
                 f"result has rank {rank} but there "
@@ -566,6 +595,17 @@ class ComprehensionOp(IRDLOperation):
                         f"extent is {extent}"
                     )
         has_reduction_indices = len(args) > rank
+        if self.is_scatter:
+            n = len(self.yield_op.indices)
+            if n != self.result_type.rank:
+                raise VerifyException(
+                    f"a scatter into a rank-{self.result_type.rank} tensor needs "
+                    f"{self.result_type.rank} subscripts, got {n}"
+                )
+            if op not in ("+=", "+=!"):
+                raise VerifyException(
+                    f"a scatter accumulates with '+=' or '+=!', not '{op}'"
+                )
         if op == "=" and has_reduction_indices:
             raise VerifyException("'=' comprehension cannot have reduction indices")
         needs_into = op in ("+=", "*=", "min=", "max=")
@@ -673,18 +713,20 @@ class ComprehensionOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends a comprehension body with the value of the right-hand side.
+    """Ends a comprehension body with the value of the right-hand side, and
+    for a scatter-accumulate the subscripts it adds it at.
 
-    ``tc.yield %v : f32``
+    ``tc.yield %v : f32``, ``tc.yield %v at [%i, %d] : f32``
     """
 
     name = "tc.yield"
     value = operand_def()
+    indices = var_operand_def(IndexType)
     traits = traits_def(IsTerminator(), HasParent(ComprehensionOp))
-    assembly_format = "$value `:` type($value) attr-dict"
+    assembly_format = "$value (`at` ` ` `[` $indices^ `]`)? `:` type($value) attr-dict"
 
-    def __init__(self, value: SSAValue):
-        super().__init__(operands=[value])
+    def __init__(self, value: SSAValue, indices: Sequence[SSAValue] = ()):
+        super().__init__(operands=[value, indices])
 
 
 @irdl_op_definition
@@ -789,6 +831,16 @@ BUILTINS: dict[str, int] = {
     "hypot": 2,
     "fdim": 2,
     "fmod": 2,
+    **{
+        n: 1
+        for n in (
+            "cospi sinpi lgamma tgamma erfinv erfcinv erfcx normcdf normcdfinv logb "
+            "j0 j1 y0 y1 cyl_bessel_i0 cyl_bessel_i1 rcbrt"
+        ).split()
+    },
+    **{n: 2 for n in ("nextafter", "remainder", "rhypot")},
+    **{n: 3 for n in ("norm3d", "rnorm3d")},
+    **{n: 4 for n in ("norm4d", "rnorm4d")},
 }
 
 
@@ -836,6 +888,261 @@ class BuiltinOp(IRDLOperation):
                 )
 
 
+@irdl_op_definition
+class RecurrenceOp(IRDLOperation):
+    """A recurrence (ext): its body runs once per value of the step index,
+    in increasing order over ``[lower, upper)``.
+
+    The tensors the body writes are carried from one step to the next, like
+    `scf.for` iteration arguments: block arguments after the step index,
+    yielded by `tc.next`, and results after the last step. The first
+    ``len(inits)`` carried tensors start from the `inits` (their values before
+    the recurrence); the others are *fresh*: first written inside, their
+    steps that no iteration writes are undefined (the frontend never reads
+    them). Comprehensions in the body write one step of a carried tensor
+    (`tc.insert_step`) and read the step index from the enclosing block::
+
+        %h2, %p1 = tc.recurrence %t in [1, T + 1) (@h %h = %h1, @p %p) : !tc.tensor<[T + 1, N], f32>, !tc.tensor<[T + 1, N], f32> {
+          %s = tc.comprehension @p(%n in [0, N)) "+=!" (%k in [0, N)) : !tc.tensor<[N], f32> {
+            %c1 = arith.constant 1 : index
+            %prev = arith.subi %t, %c1 : index
+            %x = tc.read %h[%prev, %k] : !tc.tensor<[T + 1, N], f32>
+            tc.yield %x : f32
+          }
+          %p2 = tc.insert_step %s into %p[0] at %t : !tc.tensor<[N], f32> into !tc.tensor<[T + 1, N], f32>
+          ...
+          tc.next %h3, %p2 : !tc.tensor<[T + 1, N], f32>, !tc.tensor<[T + 1, N], f32>
+        }
+    """
+
+    name = "tc.recurrence"
+
+    lower = prop_def(StringAttr)
+    upper = prop_def(StringAttr)
+    tensors = prop_def(ArrayAttr[StringAttr])
+    inits = var_operand_def(TensorType)
+    res = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    def __init__(
+        self,
+        lower: SizeExpr,
+        upper: SizeExpr,
+        tensors: Sequence[str],
+        inits: Sequence[SSAValue],
+        types: Sequence[Attribute],
+        body: Region,
+    ):
+        super().__init__(
+            operands=[inits],
+            result_types=[types],
+            properties={
+                "lower": StringAttr(str(lower)),
+                "upper": StringAttr(str(upper)),
+                "tensors": ArrayAttr([StringAttr(n) for n in tensors]),
+            },
+            regions=[body],
+        )
+
+    @property
+    def tensor_names(self) -> tuple[str, ...]:
+        return tuple(n.data for n in self.tensors.data)
+
+    @property
+    def step(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def range(self) -> tuple[SizeExpr, SizeExpr]:
+        return symbolic.parse(self.lower.data), symbolic.parse(self.upper.data)
+
+    def verify_(self) -> None:
+        for what, text in (
+            ("lower bound", self.lower.data),
+            ("upper bound", self.upper.data),
+        ):
+            _check_names(_check_size_text(text, what), self, what)
+        n = len(self.tensor_names)
+        args = self.body.block.args
+        if len(self.res) != n or len(args) != n + 1 or len(self.inits) > n:
+            raise VerifyException(
+                f"tc.recurrence carries {_count(n, 'tensor')}: it needs as many "
+                f"results and block arguments after the step index, and at most as "
+                f"many inits (got {len(self.res)}, {len(args) - 1}, {len(self.inits)})"
+            )
+        if not isinstance(args[0].type, IndexType):
+            raise VerifyException("the step index must be of type index")
+        for i, (r, a) in enumerate(zip(self.res, args[1:])):
+            if a.type != r.type or (
+                i < len(self.inits) and self.inits[i].type != r.type
+            ):
+                raise VerifyException(
+                    f"carried tensor '{self.tensor_names[i]}' has inconsistent types"
+                )
+        last = self.body.block.last_op
+        if not isinstance(last, NextOp) or [v.type for v in last.values] != [
+            r.type for r in self.res
+        ]:
+            raise VerifyException(
+                "tc.recurrence body must end with tc.next of the carried tensors"
+            )
+
+    def print(self, printer: Printer) -> None:
+        args = self.body.block.args
+        printer.print_string(" ")
+        printer.print_ssa_value(args[0])
+        printer.print_string(f" in [{self.lower.data}, {self.upper.data}) (")
+        for i, (name, a) in enumerate(zip(self.tensor_names, args[1:])):
+            if i:
+                printer.print_string(", ")
+            printer.print_symbol_name(name)
+            printer.print_string(" ")
+            printer.print_ssa_value(a)
+            if i < len(self.inits):
+                printer.print_string(" = ")
+                printer.print_ssa_value(self.inits[i])
+        printer.print_string(") : ")
+        printer.print_list(self.res, lambda r: printer.print_attribute(r.type))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RecurrenceOp:
+        step = parser.parse_argument(expect_type=False).resolve(IndexType())
+        parser.parse_keyword("in")
+        parser.parse_punctuation("[")
+        lo = _parse_size_expr(parser)
+        parser.parse_punctuation(",")
+        hi = _parse_size_expr(parser)
+        parser.parse_punctuation(")")
+
+        def carried() -> tuple[str, Parser.UnresolvedArgument, object]:
+            name = parser.parse_symbol_name().data
+            arg = parser.parse_argument(expect_type=False)
+            init = None
+            if parser.parse_optional_punctuation("=") is not None:
+                init = parser.parse_unresolved_operand()
+            return name, arg, init
+
+        items = parser.parse_comma_separated_list(parser.Delimiter.PAREN, carried)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_type
+        )
+        if len(types) != len(items):
+            parser.raise_error(
+                f"tc.recurrence carries {len(items)} tensors but has {len(types)} types"
+            )
+        inits: list[SSAValue] = []
+        for (_, _, init), t in zip(items, types):
+            if init is not None:
+                inits.append(parser.resolve_operand(init, t))  # pyright: ignore
+        body = parser.parse_region(
+            [step, *(a.resolve(t) for (_, a, _), t in zip(items, types))]
+        )
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(lo, hi, [n for n, _, _ in items], inits, types, body)
+        op.attributes |= attrs
+        return op
+
+
+@irdl_op_definition
+class NextOp(IRDLOperation):
+    """Ends a `tc.recurrence` body with the carried tensors' values after
+    the step.
+
+    ``tc.next %h3, %p2 : !tc.tensor<[T + 1, N], f32>, !tc.tensor<[T + 1, N], f32>``
+    """
+
+    name = "tc.next"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), HasParent(RecurrenceOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class InsertStepOp(IRDLOperation):
+    """`tensor` with its step `step` along dimension `dim` replaced by
+    `slice` (a comprehension's result, the tensor's type without `dim`).
+
+    ``%p2 = tc.insert_step %s into %p[0] at %t : !tc.tensor<[N], f32> into !tc.tensor<[T + 1, N], f32>``
+    """
+
+    name = "tc.insert_step"
+    slice = operand_def(TensorType)
+    tensor = operand_def(TensorType)
+    step = operand_def(IndexType)
+    dim = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), HasParent(RecurrenceOp))
+
+    def __init__(self, slice: SSAValue, tensor: SSAValue, step: SSAValue, dim: int):
+        super().__init__(
+            operands=[slice, tensor, step],
+            result_types=[tensor.type],
+            properties={"dim": IntegerAttr(dim, IndexType())},
+        )
+
+    @property
+    def step_dim(self) -> int:
+        return self.dim.value.data
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.slice)
+        printer.print_string(" into ")
+        printer.print_ssa_value(self.tensor)
+        printer.print_string(f"[{self.step_dim}] at ")
+        printer.print_ssa_value(self.step)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.slice.type)
+        printer.print_string(" into ")
+        printer.print_attribute(self.tensor.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InsertStepOp:
+        part = parser.parse_unresolved_operand()
+        parser.parse_keyword("into")
+        full = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        dim = parser.parse_integer()
+        parser.parse_punctuation("]")
+        parser.parse_keyword("at")
+        step = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        part_t = parser.parse_type()
+        parser.parse_keyword("into")
+        full_t = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(part, part_t),
+            parser.resolve_operand(full, full_t),
+            parser.resolve_operand(step, IndexType()),
+            dim,
+        )
+        op.attributes |= attrs
+        return op
+
+    def verify_(self) -> None:
+        full = _tensor_type(self.tensor, "tc.insert_step tensor")
+        part = _tensor_type(self.slice, "tc.insert_step slice")
+        k = self.step_dim
+        if not 0 <= k < full.rank:
+            raise VerifyException(f"step dimension {k} of a rank-{full.rank} tensor")
+        expected = [e for i, e in enumerate(full.extents) if i != k]
+        if list(part.extents) != expected or part.element_type != full.element_type:
+            raise VerifyException(
+                f"slice type {part} does not match {full} without dimension {k}"
+            )
+        if self.result.type != full:
+            raise VerifyException("tc.insert_step result type must be the tensor's")
+
+
 def make_body(num_indices: int) -> tuple[Region, Block]:
     """A fresh single-block region with `num_indices` index arguments."""
     block = Block(arg_types=[IndexType()] * num_indices)
@@ -844,6 +1151,17 @@ def make_body(num_indices: int) -> tuple[Region, Block]:
 
 TC = Dialect(
     "tc",
-    [DefOp, ReturnOp, ComprehensionOp, YieldOp, ReadOp, SizeOp, BuiltinOp],
+    [
+        DefOp,
+        ReturnOp,
+        ComprehensionOp,
+        YieldOp,
+        ReadOp,
+        SizeOp,
+        BuiltinOp,
+        RecurrenceOp,
+        NextOp,
+        InsertStepOp,
+    ],
     [TensorType],
 )

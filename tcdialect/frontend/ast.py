@@ -153,12 +153,25 @@ WhereClause = RangeClause | LetClause | ExistsClause
 ASSIGN_OPS = ("=", "+=", "*=", "min=", "max=", "+=!", "*=!", "min=!", "max=!")
 
 
+@dataclass(frozen=True, eq=False)
+class Recurrence:
+    """`for t in lo:hi { ... }` (ext): the block runs once per value of `t`,
+    in increasing order; its statements share this node (compared by
+    identity)."""
+
+    index: Ident
+    lo: Expr
+    hi: Expr
+    span: Span
+
+
 @dataclass(frozen=True)
 class Statement:
     """`T(i, j) op= expr where ...`.
 
     `indices` is None when the LHS is written without parentheses (`T`), and
-    an empty tuple for `T()`.
+    an empty tuple for `T()`. `loop` is the recurrence block the statement
+    belongs to, if any.
     """
 
     target: Ident
@@ -168,6 +181,7 @@ class Statement:
     rhs: Expr
     where: tuple[WhereClause, ...]
     span: Span
+    loop: Recurrence | None = None
 
     @property
     def reduction(self) -> str | None:

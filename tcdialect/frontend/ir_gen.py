@@ -1,8 +1,10 @@
 """Lowering of checked TC definitions (`sema.CheckedDef`) to the tc dialect.
 
-One `tc.def` per definition and one `tc.comprehension` per statement. The
-right-hand side becomes `arith`/`math` ops with the language's exact
-semantics made explicit:
+One `tc.def` per definition and one `tc.comprehension` per statement; the
+statements of a recurrence (``for t in lo:hi { ... }``) go into one
+`tc.recurrence`, each a comprehension of one step put into its tensor by
+`tc.insert_step`. The right-hand side becomes `arith`/`math` ops with the
+language's exact semantics made explicit:
 
 * subscripts built only from sizes, indices and integer constants are
   computed in `index`; anything else is computed in its own type and cast;
@@ -138,6 +140,7 @@ _BINARY_MATH: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
     "pow": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
+    "fdivide": arith.DivfOp,
 }
 
 _CMP_F = {"==": "oeq", "!=": "une", "<": "olt", ">": "ogt", "<=": "ole", ">=": "oge"}
@@ -154,13 +157,19 @@ class _BodyGen:
         st: CheckedStatement,
         block: Block,
         values: dict[str, SSAValue],
+        step: SSAValue | None = None,
     ):
         self.cdef = cdef
         self.st = st
         self.b = Builder(InsertPoint.at_end(block))
         self.values = values
         names = [*st.out_indices, *st.red_indices]
-        self.index_args = dict(zip(names, block.args))
+        if step is not None and st.step_dim is not None:
+            # in a recurrence, the step index is the tc.recurrence's
+            names.remove(st.out_indices[st.step_dim])
+        self.index_args: dict[str, SSAValue] = dict(zip(names, block.args))
+        if step is not None and st.step_dim is not None:
+            self.index_args[st.out_indices[st.step_dim]] = step
         for n, a in self.index_args.items():
             a.name_hint = n
         self.sizes = set(cdef.sizes)
@@ -465,27 +474,21 @@ def gen_def(cdef: CheckedDef) -> tc.DefOp:
         a.name_hint = t.name
         values[t.name] = a
     b = Builder(InsertPoint.at_end(block))
-    for st in cdef.statements:
-        target = cdef.tensors[st.target]
-        assert target.extents is not None
-        region, body = tc.make_body(len(st.out_indices) + len(st.red_indices))
-        names = [*st.out_indices, *st.red_indices]
-        op = tc.ComprehensionOp(
-            st.target,
-            st.stmt.op,
-            [st.ranges[n][0] for n in names],
-            [st.ranges[n][1] for n in names],
-            _tensor_type(target.extents, st.elem),
-            region,
-            values[st.target] if st.accumulates else None,
-        )
-        try:
-            _BodyGen(cdef, st, body, values).emit()
-        except RecursionError:
-            raise TCError(Diagnostic("error", TOO_DEEP, st.stmt.span)) from None
-        op.result.name_hint = st.target
-        b.insert(op)
-        values[st.target] = op.result
+    statements = cdef.statements
+    i = 0
+    while i < len(statements):
+        loop = statements[i].stmt.loop
+        if loop is None:
+            values[statements[i].target] = _gen_statement(
+                cdef, statements[i], b, values
+            )
+            i += 1
+            continue
+        j = i
+        while j < len(statements) and statements[j].stmt.loop is loop:
+            j += 1
+        _gen_recurrence(cdef, statements[i:j], b, values)
+        i = j
     b.insert(tc.ReturnOp([values[t.name] for t in cdef.outputs]))
     return tc.DefOp(
         cdef.name,
@@ -494,6 +497,85 @@ def gen_def(cdef: CheckedDef) -> tc.DefOp:
         [t.name for t in cdef.outputs],
         Region(block),
     )
+
+
+def _gen_statement(
+    cdef: CheckedDef,
+    st: CheckedStatement,
+    b: Builder,
+    values: dict[str, SSAValue],
+    step: SSAValue | None = None,
+) -> SSAValue:
+    """The `tc.comprehension` of `st` (in a recurrence, given the `step`
+    index: the comprehension of one step, without the step dimension)."""
+    target = cdef.tensors[st.target]
+    assert target.extents is not None
+    names = [*st.out_indices, *st.red_indices]
+    extents = list(target.extents)
+    if step is not None and st.step_dim is not None:
+        names.remove(st.out_indices[st.step_dim])
+        del extents[st.step_dim]
+    region, body = tc.make_body(len(names))
+    op = tc.ComprehensionOp(
+        st.target,
+        st.stmt.op,
+        [st.ranges[n][0] for n in names],
+        [st.ranges[n][1] for n in names],
+        _tensor_type(tuple(extents), st.elem),
+        region,
+        values[st.target] if st.accumulates else None,
+    )
+    try:
+        _BodyGen(cdef, st, body, values, step).emit()
+    except RecursionError:
+        raise TCError(Diagnostic("error", TOO_DEEP, st.stmt.span)) from None
+    op.result.name_hint = st.target
+    b.insert(op)
+    return op.result
+
+
+def _gen_recurrence(
+    cdef: CheckedDef,
+    statements: list[CheckedStatement],
+    b: Builder,
+    values: dict[str, SSAValue],
+) -> None:
+    """The `tc.recurrence` of one block: the tensors written before it are
+    carried from their values, the others are fresh."""
+    first = statements[0]
+    assert first.step_dim is not None
+    index = first.out_indices[first.step_dim]
+    lo, hi = first.ranges[index]
+    written = list(dict.fromkeys(st.target for st in statements))
+    carried = [n for n in written if n in values] + [
+        n for n in written if n not in values
+    ]
+    inits = [values[n] for n in carried if n in values]
+    types: list[Attribute] = []
+    for n in carried:
+        t = cdef.tensors[n]
+        assert t.extents is not None and t.elem is not None
+        types.append(_tensor_type(t.extents, t.elem))
+    body = Block(arg_types=[IndexType(), *types])
+    body.args[0].name_hint = index
+    inner = dict(values)
+    for n, a in zip(carried, body.args[1:]):
+        a.name_hint = n
+        inner[n] = a
+    ib = Builder(InsertPoint.at_end(body))
+    for st in statements:
+        assert st.step_dim is not None
+        part = _gen_statement(cdef, st, ib, inner, body.args[0])
+        new = ib.insert(
+            tc.InsertStepOp(part, inner[st.target], body.args[0], st.step_dim)
+        )
+        new.result.name_hint = st.target
+        inner[st.target] = new.result
+    ib.insert(tc.NextOp([inner[n] for n in carried]))
+    op = b.insert(tc.RecurrenceOp(lo, hi, carried, inits, types, Region([body])))
+    for n, r in zip(carried, op.res):
+        r.name_hint = n
+        values[n] = r
 
 
 def gen_module(program: CheckedProgram) -> ModuleOp:

@@ -206,6 +206,9 @@ class _Parser:
         self.expect("{")
         body: list[ast.Statement] = []
         while not self.at("}"):
+            if self.at_recurrence():
+                body.extend(self.recurrence())
+                continue
             if not self.at("IDENT"):
                 self.fail("a statement or '}'")
             body.append(self.statement())
@@ -254,7 +257,43 @@ class _Parser:
 
     # --------------------------------------------------------- statements
 
-    def statement(self) -> ast.Statement:
+    def at_recurrence(self) -> bool:
+        """At ``for t in``: `for` is a keyword only there (a tensor may still
+        be named `for`, since no statement starts with two names)."""
+        return (
+            self.at("IDENT")
+            and self.tok.text == "for"
+            and self.peek().kind == "IDENT"
+            and self.peek(2).kind == "in"
+        )
+
+    def recurrence(self) -> list[ast.Statement]:
+        """``for t in lo:hi { stmt+ }``: the statements, each pointing at
+        the shared `ast.Recurrence`."""
+        kw = self.advance()
+        index = self.ident()
+        self.expect("in")
+        lo = self.expr()
+        self.expect(":")
+        hi = self.expr()
+        loop = ast.Recurrence(index, lo, hi, kw.span.join(hi.span))
+        self.expect("{")
+        body: list[ast.Statement] = []
+        while not self.at("}"):
+            if self.at_recurrence():
+                self.error("recurrences cannot be nested", self.tok.span)
+            if not self.at("IDENT"):
+                self.fail("a statement or '}'")
+            body.append(self.statement(loop))
+        close = self.advance()
+        if not body:
+            self.error(
+                f"the recurrence over '{index.name}' has no statements",
+                kw.span.join(close.span),
+            )
+        return body
+
+    def statement(self, loop: ast.Recurrence | None = None) -> ast.Statement:
         target = self.ident()
         indices: list[ast.Ident] | None = None
         if self.accept("("):
@@ -286,6 +325,7 @@ class _Parser:
             rhs,
             tuple(where),
             target.span.join(end),
+            loop,
         )
 
     def lhs_index(self) -> ast.Ident:

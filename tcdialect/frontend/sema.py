@@ -21,6 +21,7 @@ from typing import Literal, TypeVar
 from tcdialect.diagnostics import Diagnostic, DiagnosticEngine, Span, TCError, note
 from tcdialect.frontend import ast
 from tcdialect.frontend import range_inference as ri
+from tcdialect.frontend.recurrence import StepChecks
 from tcdialect.symbolic import (
     SizeExpr,
     SymbolicError,
@@ -40,21 +41,23 @@ BUILTIN_ARITY: dict[str, int] = {
         for n in (
             "exp exp2 expm1 exp10 log log2 log10 log1p sqrt rsqrt cbrt sin cos tan "
             "asin acos atan sinh cosh tanh asinh acosh atanh erf erfc fabs floor "
-            "ceil trunc round"
+            "ceil trunc round cospi sinpi lgamma tgamma erfinv erfcinv erfcx normcdf "
+            "normcdfinv logb j0 j1 y0 y1 cyl_bessel_i0 cyl_bessel_i1 rcbrt"
         ).split()
     },
-    **{n: 2 for n in "fmax fmin fmod pow atan2 hypot copysign fdim".split()},
+    **{
+        n: 2
+        for n in (
+            "fmax fmin fmod pow atan2 hypot copysign fdim nextafter remainder rhypot "
+            "fdivide"
+        ).split()
+    },
     "fma": 3,
+    "norm3d": 3,
+    "rnorm3d": 3,
+    "norm4d": 4,
+    "rnorm4d": 4,
 }
-
-#: Builtins TC had that tcdialect does not implement yet.
-LATER_BUILTINS = frozenset(
-    (
-        "cospi sinpi lgamma tgamma erfinv erfcinv erfcx normcdf normcdfinv logb "
-        "j0 j1 y0 y1 cyl_bessel_i0 cyl_bessel_i1 rcbrt nextafter remainder rhypot "
-        "fdivide norm3d rnorm3d norm4d rnorm4d"
-    ).split()
-)
 
 # --------------------------------------------------------------------- types
 
@@ -192,6 +195,9 @@ class CheckedStatement:
     elem: str  # element type of the target
     accumulates: bool  # reduction without '!'
     accesses: list[Access]
+    #: In a recurrence (`stmt.loop`): the position of the step index among
+    #: the output indices.
+    step_dim: int | None = None
 
     def type_of(self, e: ast.Expr) -> str:
         return self.types[id(e)]
@@ -361,10 +367,11 @@ class _DefChecker:
         #: created), and those of them read before their first statement.
         self.targets = {s.target.name for s in node.body}
         self.read_early: set[str] = set()
+        self.steps = StepChecks(node.body, diag)
 
     # ------------------------------------------------------------- header
     def declare(self, name: str, span: Span, what: str) -> bool:
-        if name in BUILTIN_ARITY or name in LATER_BUILTINS:
+        if name in BUILTIN_ARITY:
             self.diag.error(
                 f"'{name}' is a builtin function and cannot be redefined", span
             )
@@ -491,6 +498,8 @@ class _DefChecker:
     def run(self) -> CheckedDef:
         cdef = self.header()
         for stmt in self.node.body:
+            written = {n for n, t in self.tensors.items() if t.written_by is not None}
+            self.steps.begin(stmt, written | self.failed)
             try:
                 cdef.statements.append(_StmtChecker(self, stmt).check())
             except _Skip:
@@ -553,6 +562,8 @@ class _StmtChecker:
         self.constraints: list[ri.Constraint] = []
         self.accesses: list[Access] = []
         self.ok = True
+        #: In a recurrence: step index, step dimension, the block's range.
+        self.step: tuple[str, int, SizeExpr, SizeExpr] | None = None
 
     def error(self, msg: str, span: Span | None, *notes: object) -> None:
         self.diag.error(msg, span, *notes)  # type: ignore[arg-type]
@@ -565,6 +576,11 @@ class _StmtChecker:
         out = [i.name for i in s.lhs_indices]
         for i in s.lhs_indices:
             self.add_index(i.name, i.span, lhs=True)
+        if s.loop is not None:
+            self.step = self.d.steps.statement(s, self.size_expr)
+            if self.step is None:
+                raise _Skip
+            self.presolved[self.step[0]] = self.step[2:]
         # where clauses: lets and ranges first, so names resolve.
         for w in s.where:
             if isinstance(w, ast.LetClause):
@@ -609,6 +625,17 @@ class _StmtChecker:
             raise _Skip
         ranges = self.infer_ranges(out, red)
         extents = tuple(ranges[v][1] for v in out)
+        if self.step is not None:
+            k = self.step[1]
+            before = None
+            if target.written_by is not None and target.extents is not None:
+                before = target.extents[k]
+            ext = self.d.steps.extent(
+                target.name, target.kind, before, self.step, s.span
+            )
+            if ext is None:
+                raise _Skip
+            extents = extents[:k] + (ext,) + extents[k + 1 :]
         if target.extents is not None and target.written_by is not None:
             if len(target.extents) != len(extents):
                 self.error(
@@ -632,6 +659,7 @@ class _StmtChecker:
         target.extents = extents
         target.elem = elem
         target.written_by = s
+        self.d.steps.wrote(target.name)
         return CheckedStatement(
             s,
             target.name,
@@ -643,6 +671,7 @@ class _StmtChecker:
             elem,
             accumulates,
             self.accesses,
+            None if self.step is None else self.step[1],
         )
 
     def exprs(self) -> Iterator[ast.Expr]:
@@ -658,7 +687,7 @@ class _StmtChecker:
         s = self.stmt
         name = s.target.name
         t = self.d.tensors.get(name)
-        if name in BUILTIN_ARITY or name in LATER_BUILTINS:
+        if name in BUILTIN_ARITY:
             self.error(
                 f"'{name}' is a builtin function and cannot be redefined", s.target.span
             )
@@ -705,7 +734,7 @@ class _StmtChecker:
     # --------------------------------------------------------------- where
     def let(self, w: ast.LetClause) -> None:
         n = w.name.name
-        if n in BUILTIN_ARITY or n in LATER_BUILTINS:
+        if n in BUILTIN_ARITY:
             self.error(
                 f"'{n}' is a builtin function and cannot be redefined", w.name.span
             )
@@ -837,7 +866,6 @@ class _StmtChecker:
             or n in self.lets
             or n in self.bad_lets
             or n in BUILTIN_ARITY
-            or n in LATER_BUILTINS
         )
 
     def collect_indices(self, e: ast.Expr, in_subscript: bool) -> None:
@@ -1000,10 +1028,15 @@ class _StmtChecker:
                     continue
                 arg = t if is_float(t) else "float32"
                 result = arg if result is None else promote(result, arg)
+            if n == "nextafter" and result is not None and is_half(result):
+                # 16-bit builtins compute in float32: one float32 step would
+                # round back to the argument.
+                self.error(
+                    f"builtin 'nextafter' needs float32 or float64 arguments, "
+                    f"not {result}",
+                    e.span,
+                )
             return result or "float32"
-        if n in LATER_BUILTINS:
-            self.error(f"builtin '{n}' is not supported yet", e.callee.span)
-            return "float32"
         t = self.d.tensors.get(n)
         if t is None:
             for a in e.args:
@@ -1030,6 +1063,10 @@ class _StmtChecker:
                 )
             return "float32"
         self.use_tensor(t, e.callee.span)
+        if t.written_by is not None and not self.d.steps.read(
+            n, e.args, e.span, self.affine
+        ):
+            self.ok = False
         for a in e.args:
             st = self.expr(a)
             if not is_int(st) or st == "bool":
@@ -1142,9 +1179,10 @@ class _StmtChecker:
                     self.index_spans[v],
                 )
             raise _Skip
+        step = self.step[0] if self.step is not None else None
         for v in out:
             lo, hi = res.ranges[v]
-            if lo != SizeExpr.lit(0):
+            if lo != SizeExpr.lit(0) and v != step:
                 self.error(
                     f"the range of output index '{v}' is inferred as [{lo}, {hi}), "
                     f"but output ranges must start at 0; shift the subscripts or "
@@ -1153,7 +1191,7 @@ class _StmtChecker:
                 )
         for v in [*out, *red]:
             lo, hi = res.ranges[v]
-            if v in out and lo != SizeExpr.lit(0):
+            if v in out and lo != SizeExpr.lit(0) and v != step:
                 continue  # reported above
             if provably_le(hi + 1, lo):  # hi < lo for every value of the sizes
                 kind = "output index" if v in out else "index"
@@ -1227,7 +1265,11 @@ _RESERVED_SYMBOLS = frozenset(
         name + suffix
         for name in (
             "hypot", "erfc", "exp10", "fmod", "expm1", "log1p", "cbrt", "erf",
-            "asinh", "acosh", "atanh", "pow", "atan2",
+            "asinh", "acosh", "atanh", "pow", "atan2", "cospi", "sinpi", "lgamma",
+            "tgamma", "erfinv", "erfcinv", "erfcx", "normcdf", "normcdfinv", "logb",
+            "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "rcbrt",
+            "nextafter", "remainder", "rhypot", "norm3d", "rnorm3d", "norm4d",
+            "rnorm4d",
         )
         for suffix in ("", "f")
     }

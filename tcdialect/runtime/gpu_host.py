@@ -1,8 +1,10 @@
 """Running the host function of a `gpu`-stage module against a `Device`.
 
-The host function of the `gpu` stage (docs/gpu.md) holds no loops: size
+The host function of the `gpu` stage (docs/gpu.md) holds size
 arithmetic, `memref.alloc` / `memref.dealloc` of temporaries in device
-memory, and `gpu.launch_func`s, in program order. `HostProgram` runs it; a
+memory, and `gpu.launch_func`s, in program order; the only loops are the
+step loops of recurrences (`scf.for` marked `tc.recurrence`, without
+iteration arguments), which launch their steps' kernels once per step. `HostProgram` runs it; a
 `Device` does what only a device can: allocate and free its memory and launch
 a kernel. The GPU simulator (`tcdialect.runtime.cuda_sim`) and the CUDA
 runtime are two `Device`s sharing this interpretation of the host side::
@@ -40,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
-from xdsl.dialects import llvm
+from xdsl.dialects import llvm, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -50,7 +52,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tcdialect.backend.cuda.options import (
     MAX_BLOCK,
@@ -170,14 +172,18 @@ class HostProgram:
                 )
             self.kernels[op] = kernel
             return
-        if op.name in ("memref.alloc", "memref.dealloc", "func.return"):
+        if op.name in ("memref.alloc", "memref.dealloc", "func.return", "scf.yield"):
+            return
+        if isinstance(op, scf.ForOp) and not op.iter_args:
+            for inner in op.body.block.ops:
+                self._check(inner, kernels)
             return
         if op.name in _OPS and all(_is_scalar(r.type) for r in op.results):
             return
         raise TCError(
             f"internal error: {where} holds '{op.name}', which the host side of "
             "the gpu stage does not run (only size arithmetic, memref.alloc, "
-            "memref.dealloc and gpu.launch_func)"
+            "memref.dealloc, gpu.launch_func and the scf.for of a recurrence)"
         )
 
     def run(self, args: Sequence[Any], device: Device) -> None:
@@ -190,8 +196,18 @@ class HostProgram:
                 f"got {len(args)}"
             )
         env: dict[SSAValue, Any] = dict(zip(block.args, args))
+        self._run(block, env, device)
+
+    def _run(self, block: Block, env: dict[SSAValue, Any], device: Device) -> None:
         for op in block.ops:
-            if isinstance(op, gpu.LaunchFuncOp):
+            if isinstance(op, scf.ForOp):
+                lb, ub, step = (int(env[v]) for v in (op.lb, op.ub, op.step))
+                for i in range(lb, ub, step):
+                    env[op.body.block.args[0]] = i
+                    self._run(op.body.block, env, device)
+            elif isinstance(op, scf.YieldOp):
+                return
+            elif isinstance(op, gpu.LaunchFuncOp):
                 self._launch(op, env, device)
             elif op.name == "memref.alloc":
                 t = op.results[0].type

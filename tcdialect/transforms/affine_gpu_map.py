@@ -12,7 +12,10 @@ and `tc.gpu_size` (the grid size it may use, or the block size it needs);
 `convert-parallel-loops-to-gpu` outlines the nests into kernels. The result
 computes what the input computed, run in any order of the mapped loops'
 iterations. Functions outside the model are left alone (their nests then run
-in one GPU thread).
+in one GPU thread). A recurrence's step loop (`tc.recurrence`) is not
+mapped: the nests in its body and those around it are mapped piece by piece
+(`schedule_around_recurrences`), so the loop stays on the host around the
+kernels of a step.
 
 Options (`CudaOptions`' meaning): `fusion` (`max`, `preserve3coincident`,
 `min`), `tile` (e.g. `tile=32,32,0`; without it, 32 for each leading
@@ -47,7 +50,11 @@ from tcdialect.diagnostics import TCError
 from tcdialect.poly.codegen import regenerate
 from tcdialect.poly.gpu_mapping import GpuMapping, map_schedule
 from tcdialect.poly.schedule import FUSIONS, schedule_context, tile_sizes
-from tcdialect.transforms.affine_isl_schedule import scop_and_dependences
+from tcdialect.transforms.affine_isl_schedule import (
+    has_recurrence,
+    schedule_around_recurrences,
+    scop_and_dependences,
+)
 
 
 @dataclass(frozen=True)
@@ -97,12 +104,22 @@ class AffineGpuMapPass(ModulePass):
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
-            model = scop_and_dependences(fn)
-            if model is None:
-                continue
-            scop, deps = model
-            schedule = map_schedule(scop, deps, mapping)
-            try:
-                regenerate(fn, scop, schedule, schedule_context(scop))
-            except TCError:
-                continue
+            if has_recurrence(fn):
+                # the step loop stays a host loop around the steps' kernels
+                schedule_around_recurrences(fn, lambda f: _map(f, mapping))
+            else:
+                _map(fn, mapping)
+
+
+def _map(fn: func.FuncOp, mapping: GpuMapping) -> str | None:
+    """Map `fn` in place; "mapped", or None when it is left alone."""
+    model = scop_and_dependences(fn)
+    if model is None:
+        return None
+    scop, deps = model
+    schedule = map_schedule(scop, deps, mapping)
+    try:
+        regenerate(fn, scop, schedule, schedule_context(scop))
+    except TCError:
+        return None
+    return "mapped"

@@ -27,6 +27,19 @@ Options:
 - `print-schedule`: print each function's schedule tree (isl's YAML, as
   `//` comment lines) on stdout before the IR.
 
+Recurrences: an `affine.for` marked `tc.recurrence` (a TC recurrence's step
+loop, from `convert-tc-to-affine`) stays the sequential outer loop: its body
+is scheduled on its own, the step index a parameter, as are the runs of
+nests before and after it (each outlined into a temporary function that is
+scheduled like any other, then inlined back). Index and allocation ops
+between nests move before the first nest first. So inside a step the
+statements are fused and parallel as usual, and the step loop is the only
+one that runs in order::
+
+    affine.for %t = 1 to 65 {                         // tc.recurrence
+      "affine.parallel"() ... ({ ^bb0(%c0: index):    // the step's nests
+        ... affine.load %h[%t + -1, ...] ... affine.store %v, %h[%t, ...]
+
 Left alone: declarations, and functions outside the model (`scf` loops,
 `affine.for` with iteration arguments, `affine.parallel` with reductions,
 semi-affine maps, calls other than to body-less math declarations) or whose
@@ -46,13 +59,17 @@ the reduction tiles, with point loops ordered `m, r_k, n` (stride-1 in `n`)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import islpy as isl
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import affine, func, memref
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator
 
 from tcdialect.diagnostics import TCError
 from tcdialect.poly.codegen import regenerate
@@ -93,10 +110,131 @@ def scop_and_dependences(fn: func.FuncOp) -> tuple[Scop, isl.UnionMap] | None:
     return scop, dependences(scop, ignore).all
 
 
+#: The attribute of a recurrence's step loop (`convert-tc-to-affine`).
+RECURRENCE = "tc.recurrence"
+
+
+def _is_recurrence(op: Operation) -> TypeGuard[affine.ForOp]:
+    return isinstance(op, affine.ForOp) and RECURRENCE in op.attributes
+
+
+def _movable(op: Operation) -> bool:
+    """Ops between nests that may move before them: allocations and
+    side-effect-free index arithmetic."""
+    if op.regions or op.has_trait(IsTerminator):
+        return False
+    return isinstance(op, memref.AllocOp) or op.dialect_name() in ("arith", "math")
+
+
+#: Reschedules a function in place: its schedule tree, None if left alone.
+Scheduler = Callable[[func.FuncOp], str | None]
+
+
+def _schedule_segment(ops: list[Operation], schedule: Scheduler) -> list[str]:
+    """Schedule the nests `ops` (consecutive in their block) as the body of
+    a temporary function whose arguments are the values they use from
+    outside; put the result in their place. Their schedule tree, or nothing
+    when they stay as they are."""
+    inside = {id(o) for op in ops for o in op.walk()}
+    outer: list[SSAValue] = []
+    for op in ops:
+        for o in op.walk():
+            for v in o.operands:
+                owner = v.owner
+                defined_inside = (
+                    isinstance(owner, Operation) and id(owner) in inside
+                ) or (isinstance(owner, Block) and id(owner.parent_op()) in inside)
+                if not defined_inside and v not in outer:
+                    outer.append(v)
+    block = Block(arg_types=[v.type for v in outer])
+    vmap: dict[SSAValue, SSAValue] = {}
+    for i, (v, a) in enumerate(zip(outer, block.args)):
+        a.name_hint = v.name_hint or f"v{i}"
+        vmap[v] = a
+    for op in ops:
+        block.add_op(op.clone(value_mapper=vmap))
+    block.add_op(func.ReturnOp())
+    temp = func.FuncOp("__tc_segment", ([v.type for v in outer], []), Region(block))
+    tree = schedule(temp)
+    if tree is None:
+        return []
+    new = temp.body.block
+    for a, v in zip(new.args, outer):
+        a.replace_all_uses_with(v)
+    anchor = ops[0]
+    parent = anchor.parent_block()
+    assert parent is not None
+    for op in list(new.ops):
+        if isinstance(op, func.ReturnOp):
+            break
+        op.detach()
+        parent.insert_op_before(op, anchor)
+    for op in reversed(ops):
+        op.detach()
+        op.erase()
+    return [tree]
+
+
+def _before(op: Operation) -> list[Operation]:
+    """The ops before `op` in its block."""
+    out: list[Operation] = []
+    prev = op.prev_op
+    while prev is not None:
+        out.append(prev)
+        prev = prev.prev_op
+    return out
+
+
+def has_recurrence(fn: func.FuncOp) -> bool:
+    """Whether `fn`'s body holds a recurrence's step loop."""
+    body = fn.body.blocks.first
+    return body is not None and any(_is_recurrence(op) for op in body.ops)
+
+
+def schedule_around_recurrences(fn: func.FuncOp, schedule: Scheduler) -> str | None:
+    """Apply `schedule` to the pieces of a function with recurrence loops
+    (see the module docstring): each loop's body and the runs of nests
+    between the loops, each as a function of its own. The pieces' schedule
+    trees, None if none changed. (`affine-gpu-map` maps the pieces so.)"""
+    body = fn.body.block
+    trees: list[str] = []
+    for block in [body] + [
+        op.body.block for op in list(body.ops) if _is_recurrence(op)
+    ]:
+        first = next((op for op in block.ops if op.regions), None)
+        if first is None:
+            continue
+        # (only ops whose operands are all available before the first nest)
+        ready: set[SSAValue] = set(block.args)
+        for op in _before(first):
+            ready.update(op.results)
+        op = first.next_op
+        while op is not None:
+            after = op.next_op
+            if _movable(op) and all(v in ready for v in op.operands):
+                op.detach()
+                block.insert_op_before(op, first)
+                ready.update(op.results)
+            op = after
+        run: list[Operation] = []
+        for op in [*block.ops, None]:
+            if op is not None and op.regions and not _is_recurrence(op):
+                run.append(op)
+                continue
+            if run:
+                trees += _schedule_segment(run, schedule)
+            run = []
+    return "\n".join(trees) if trees else None
+
+
 def schedule_function(
     fn: func.FuncOp, options: ScheduleOptions, *, print_schedule: bool = False
 ) -> str | None:
     """Reschedule `fn` in place; returns its schedule tree, None if left alone."""
+    if has_recurrence(fn):
+        return schedule_around_recurrences(
+            fn, lambda f: schedule_function(f, options, print_schedule=print_schedule)
+        )
     model = scop_and_dependences(fn)
     if model is None:
         return None

@@ -132,6 +132,13 @@ def specialize_def(d: tc.DefOp, values: Mapping[str, int]) -> None:
                 ]
             )
             _retype(op.result, env)
+        elif isinstance(op, tc.RecurrenceOp):
+            op.lower = StringAttr(_subst(op.lower.data, env))
+            op.upper = StringAttr(_subst(op.upper.data, env))
+            for v in [*op.body.block.args[1:], *op.res]:
+                _retype(v, env)
+        elif isinstance(op, tc.InsertStepOp):
+            _retype(op.result, env)
     d.sizes = ArrayAttr([StringAttr(n) for n in d.size_names if n not in bound])
 
 

@@ -31,7 +31,7 @@ OPTION_SETS = list(itertools.product(FUSIONS, TILES))
 
 def _params() -> list[Any]:
     out = []
-    for j, k in enumerate(catalog.KERNELS):
+    for j, k in enumerate(k for k in catalog.KERNELS if k.sweeps):
         for i, (fusion, tile) in enumerate(OPTION_SETS):
             if (i + j) % 3:
                 continue

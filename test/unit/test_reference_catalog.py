@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,11 @@ class Kernel:
     #: Relative and absolute tolerance against the float64 expectation
     #: (from the reduction length when None).
     rtol: float | None = None
+    #: Left out of the tests that sweep every kernel through many option
+    #: sets and stages (test_schedules, test_stage_roundtrip): kernels whose
+    #: compiles take seconds and whose features have tests of their own
+    #: (recurrences: test_recurrence; builtins: test_expand_math_builtins).
+    sweeps: bool = True
 
 
 def U(rng: np.random.Generator, *shape: int) -> Arr:
@@ -151,6 +157,105 @@ def moments(x: Arr, axes: tuple[int, ...]) -> tuple[Arr, Arr]:
     return mean, var
 
 
+#: An Elman RNN (PyTorch's `nn.RNN`, tanh): h(t) from h(t - 1), one step
+#: after another; the input projection of all steps is one comprehension.
+RNN_SOURCE = """
+def rnn(float(T, B, I) X, float(B, N) H0, float(N, I) Wx, float(N, N) Wh,
+        float(N) bias) -> (h) {
+    xw(t, b, n) +=! Wx(n, r_i) * X(t, b, r_i)
+    h(t, b, n) = H0(b, n) where t in 0:T + 1
+    for t in 1:T + 1 {
+        p(t, b, n) +=! Wh(n, r_k) * h(t - 1, b, r_k)
+        h(t, b, n) = tanh(p(t, b, n) + xw(t - 1, b, n) + bias(n))
+    }
+}
+"""
+
+#: An LSTM layer (PyTorch's `nn.LSTM` gate order i, f, g, o; one bias).
+LSTM_SOURCE = """
+def lstm(float(T, B, I) X, float(B, N) H0, float(B, N) C0, float(4, N, I) Wx,
+         float(4, N, N) Wh, float(4, N) bias) -> (h, c) {
+    xw(t, g, b, n) +=! Wx(g, n, r_i) * X(t, b, r_i)
+    h(t, b, n) = H0(b, n) where t in 0:T + 1
+    c(t, b, n) = C0(b, n) where t in 0:T + 1
+    for t in 1:T + 1 {
+        z(t, g, b, n) +=! Wh(g, n, r_k) * h(t - 1, b, r_k)
+        z(t, g, b, n) = z(t, g, b, n) + xw(t - 1, g, b, n) + bias(g, n)
+        c(t, b, n) = f * c(t - 1, b, n) + i * tanh(z(t, 2, b, n))
+            where i = 1.0 / (1.0 + exp(-z(t, 0, b, n))),
+                  f = 1.0 / (1.0 + exp(-z(t, 1, b, n)))
+        h(t, b, n) = tanh(c(t, b, n)) / (1.0 + exp(-z(t, 3, b, n)))
+    }
+}
+"""
+
+
+def rnn_steps(X: Arr, H0: Arr, Wx: Arr, Wh: Arr, bias: Arr) -> Arr:
+    h = [H0]
+    for x in X:
+        h.append(np.tanh(h[-1] @ Wh.T + x @ Wx.T + bias))
+    return np.stack(h)
+
+
+def lstm_steps(
+    X: Arr, H0: Arr, C0: Arr, Wx: Arr, Wh: Arr, bias: Arr
+) -> tuple[Arr, Arr]:
+    def sigmoid(v: Arr) -> Arr:
+        return 1 / (1 + np.exp(-v))
+
+    h, c = [H0], [C0]
+    for x in X:
+        z = np.einsum("gni,bi->gbn", Wx, x) + np.einsum("gnk,bk->gbn", Wh, h[-1])
+        z += bias[:, None, :]
+        c.append(sigmoid(z[1]) * c[-1] + sigmoid(z[0]) * np.tanh(z[2]))
+        h.append(sigmoid(z[3]) * np.tanh(c[-1]))
+    return np.stack(h), np.stack(c)
+
+
+def bessel_series(x: Arr) -> tuple[Arr, Arr, Arr, Arr, Arr]:
+    """J0, J1, Y0, Y1 and I1 of x (0 < x <= 12) from their power series
+    (Abramowitz and Stegun 9.1.10, 9.1.11, 9.6.10)."""
+    q, g = x * x / 4, 0.5772156649015329
+    j0 = j1 = i1 = s0 = s1 = h = 0.0
+    for k in range(60):
+        c0 = q**k / math.factorial(k) ** 2
+        c1 = c0 / (k + 1)
+        j0, j1, i1 = j0 + (-1) ** k * c0, j1 + (-1) ** k * c1, i1 + c1
+        s0 = s0 + (-1) ** k * h * c0  # h = H_k, psi(k + 1) = H_k - g
+        s1 = s1 + (-1) ** k * (2 * h + 1 / (k + 1) - 2 * g) * c1
+        h += 1 / (k + 1)
+    y0 = 2 / math.pi * ((np.log(x / 2) + g) * j0 - s0)
+    y1 = x / math.pi * (np.log(x / 2) * j1 - s1 / 2) - 2 / (math.pi * x)
+    return j0, x / 2 * j1, y0, y1, x / 2 * i1
+
+
+def probability_builtins(X: Arr, P: Arr) -> tuple[Arr, Arr, Arr]:
+    nd = statistics.NormalDist()
+    inv = np.vectorize(nd.inv_cdf)
+    erfc = np.vectorize(math.erfc)
+    lgamma = np.vectorize(math.lgamma)
+    a = inv((1 + X) / 2) / math.sqrt(2) + np.vectorize(nd.cdf)(3 * X) + inv(P)
+    b = (
+        lgamma(P + X + 1.5)
+        + np.exp(4 * X * X) * erfc(2 * X)
+        - inv(P / 2) / math.sqrt(2)
+    )
+    c = np.cos(np.pi * X) * np.sin(np.pi * P) + np.sqrt(X * X + P * P + 1)
+    c += 1 / np.sqrt(2 * X * X + P * P + 4) + 1 / np.cbrt(P) + 1 / np.hypot(X, P)
+    return a, b, c + X / P
+
+
+def gamma_bessel_builtins(X: Arr, Y: Arr) -> tuple[Arr, Arr]:
+    j0, j1, _, _, _ = bessel_series(np.abs(X))  # J1 and I1 are odd
+    _, _, y0, y1, _ = bessel_series(Y)
+    j1, i1 = np.sign(X) * j1, np.sign(X) * bessel_series(12 * np.abs(X))[4]
+    a = np.vectorize(math.gamma)(Y) + j0 + j1 + y0 + y1 + np.i0(4 * X) + i1
+    step = np.nextafter(X.astype(np.float32), Y.astype(np.float32)) - X
+    b = np.floor(np.log2(Y)) + np.vectorize(math.remainder)(8 * X, Y) + 1e6 * step
+    b += np.sqrt(X * X + Y * Y + 2) + 1 / np.sqrt(X * X + Y * Y + 1)
+    return a, b
+
+
 KERNELS: list[Kernel] = [
     Kernel(
         "add_sub",
@@ -214,6 +319,43 @@ KERNELS: list[Kernel] = [
         lambda r, s: [3 * U(r, s["N"], s["C"], s["H"], s["W"])],
         lambda I: (1 / (1 + np.exp(-I)), np.tanh(I), np.cos(I)),
         [{"N": 2, "C": 3, "H": 4, "W": 5}, {"N": 1, "C": 1, "H": 1, "W": 7}],
+    ),
+    # The builtins without a math op (docs/builtins.md): every one of them
+    # in two kernels, on arguments inside their domains.
+    Kernel(
+        "probability_builtins",
+        """
+        def probability(float(N) X, float(N) P) -> (A, B, C) {
+            A(i) = erfinv(X(i)) + normcdf(3.0 * X(i)) + normcdfinv(P(i))
+            B(i) = lgamma(P(i) + X(i) + 1.5) + erfcx(2.0 * X(i)) + erfcinv(P(i))
+            C(i) = cospi(X(i)) * sinpi(P(i)) + norm3d(X(i), P(i), 1.0)
+                + rnorm4d(X(i), P(i), X(i), 2.0) + rcbrt(P(i)) + rhypot(X(i), P(i))
+                + fdivide(X(i), P(i))
+        }
+        """,
+        lambda r, s: [
+            0.99 * U(r, s["N"]),
+            r.uniform(0.05, 0.95, s["N"]).astype(np.float32),
+        ],
+        probability_builtins,
+        [{"N": 9}],
+        sweeps=False,
+    ),
+    Kernel(
+        "gamma_bessel_builtins",
+        """
+        def gamma_bessel(float(N) X, float(N) Y) -> (A, B) {
+            A(i) = tgamma(Y(i)) + j0(X(i)) + j1(X(i)) + y0(Y(i)) + y1(Y(i))
+                + cyl_bessel_i0(4.0 * X(i)) + cyl_bessel_i1(12.0 * X(i))
+            B(i) = logb(Y(i)) + remainder(8.0 * X(i), Y(i))
+                + 1000000.0 * (nextafter(X(i), Y(i)) - X(i))
+                + norm4d(X(i), Y(i), 1.0, 1.0) + rnorm3d(X(i), Y(i), 1.0)
+        }
+        """,
+        lambda r, s: [U(r, s["N"]), P(r, s["N"])],
+        gamma_bessel_builtins,
+        [{"N": 9}],
+        sweeps=False,
     ),
     Kernel(
         "cast",
@@ -1046,6 +1188,40 @@ KERNELS: list[Kernel] = [
         ).reshape(-1),
         [{"N": 13, "K": 3, "S": 2}, {"N": 7, "K": 3, "S": 5}, {"N": 2, "K": 3, "S": 1}],
         red=lambda s: s["K"],
+    ),
+    # Recurrences (docs/language-notes.md, "Recurrences"): an Elman RNN and
+    # an LSTM layer over T steps, h(0) = H0. (One size each: every catalog
+    # test compiles them; test_recurrence.py runs an empty recurrence.)
+    Kernel(
+        "rnn",
+        RNN_SOURCE,
+        lambda r, s: [
+            U(r, s["T"], s["B"], s["I"]),
+            U(r, s["B"], s["N"]),
+            U(r, s["N"], s["I"]),
+            U(r, s["N"], s["N"]),
+            U(r, s["N"]),
+        ],
+        lambda X, H0, Wx, Wh, bias: rnn_steps(X, H0, Wx, Wh, bias),
+        [{"T": 4, "B": 2, "I": 3, "N": 5}],
+        red=lambda s: s["T"] * (s["N"] + s["I"]),
+        sweeps=False,
+    ),
+    Kernel(
+        "lstm",
+        LSTM_SOURCE,
+        lambda r, s: [
+            U(r, s["T"], s["B"], s["I"]),
+            U(r, s["B"], s["N"]),
+            U(r, s["B"], s["N"]),
+            U(r, 4, s["N"], s["I"]),
+            U(r, 4, s["N"], s["N"]),
+            U(r, 4, s["N"]),
+        ],
+        lambda X, H0, C0, Wx, Wh, bias: lstm_steps(X, H0, C0, Wx, Wh, bias),
+        [{"T": 3, "B": 2, "I": 3, "N": 4}],
+        red=lambda s: s["T"] * (s["N"] + s["I"]),
+        sweeps=False,
     ),
 ]
 

@@ -1,6 +1,7 @@
 """The kernels of `affine-gpu-map`'s output, as promotion sees them.
 
-A *kernel* is a top-level op of a function body that holds thread-mapped
+A *kernel* is a top-level op of a function body (or of the body of a
+recurrence's step loop, which stays on the host) that holds thread-mapped
 loops (`affine.parallel` with `tc.gpu_processor = "thread_<axis>"`):
 `convert-parallel-loops-to-gpu` outlines each such op into one `gpu.func`,
 launched with, along each axis, the largest `tc.gpu_size` of its thread
@@ -73,10 +74,23 @@ class Kernel:
         return [a for a in AXES if self.block.get(a, 1) > 1]
 
 
-def kernels(fn: func.FuncOp) -> list[Kernel]:
-    """The kernels of `fn`'s body, in order."""
-    out: list[Kernel] = []
+def _tops(fn: func.FuncOp) -> list[Operation]:
+    """The top-level ops of `fn`'s body, those of a recurrence's step loop
+    (`tc.recurrence`, a host loop around its kernels) in its place."""
+    out: list[Operation] = []
     for top in fn.body.block.ops:
+        if isinstance(top, affine.ForOp) and "tc.recurrence" in top.attributes:
+            out.extend(top.body.block.ops)
+        else:
+            out.append(top)
+    return out
+
+
+def kernels(fn: func.FuncOp) -> list[Kernel]:
+    """The kernels of `fn`'s body (and of its recurrences' step loops), in
+    order."""
+    out: list[Kernel] = []
+    for top in _tops(fn):
         k = Kernel(top)
         for op in top.walk():
             axis = thread_axis(op)
