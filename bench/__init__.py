@@ -19,6 +19,10 @@ Modules:
 * `report`: the Markdown report and the stdout table.
 * `validate`: checks each TC source and each peer against the reference
   interpreter at small sizes (`python -m bench --validate`).
+* `backward`: the backward rows, the derived backward
+  (`tcdialect.autodiff.forward_backward`) against PyTorch's autograd and a
+  hand-written NumPy backward (`--backward`: only these, `--no-backward`:
+  none).
 """
 
 import os

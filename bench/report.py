@@ -110,6 +110,63 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+BACKWARD_HEADER = (
+    "| kernel | GFLOP | MB | bound ms | ours ms (×bound) | numpy ms (×bound) "
+    "| torch autograd ms (×bound) | ours / torch | ours saves "
+    "| derive + compile s |"
+)
+
+
+def backward_table(rows: list[Row]) -> str:
+    """The backward rows: the derived backward (ours), a hand-written NumPy
+    backward and PyTorch's autograd, backward only."""
+    lines = [BACKWARD_HEADER, "|" + "---|" * 10]
+    for row in rows:
+        ours, torch = row.impls["ours"], row.impls["torch"]
+        ratio = "-"
+        if ours.ok and torch.ok and ours.median_s and torch.median_s:
+            ratio = f"{ours.median_s / torch.median_s:.2f}"
+        cells = [
+            row.name,
+            f"{row.flops / 1e9:.3f}",
+            f"{row.nbytes / 1e6:.1f}",
+            f"{_ms(row.bound_s)} ({row.bound_kind})",
+            *(impl_cell(row.impls[n], row.bound_s) for n in IMPLS),
+            ratio,
+            row.saved or "-",
+            _s(row.cold_s),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def backward_section(result: RunResult) -> list[str]:
+    """The "Backward" section, when backward rows ran."""
+    if not result.backward:
+        return []
+    return [
+        f"## Backward (T = {result.threads})",
+        "",
+        "The derived backward (`tcdialect.autodiff.forward_backward`, "
+        '`save="auto"`: the forward kernel also returns the reductions the '
+        "backward reads, listed under *ours saves*), called as "
+        "`bwd(*inputs, *saved, d_out, out=grads)` after one forward call, "
+        "against PyTorch's autograd (forward once, then "
+        "`torch.autograd.grad(out, inputs, d_out, retain_graph=True)` timed) and "
+        "a hand-written NumPy backward where one is short (its forward "
+        "intermediates computed before timing); gradients of every input, "
+        "checked against PyTorch's autograd in float64 first, timed as above. "
+        "Bound: the backward's flops; bytes = inputs and `d_out` read once, "
+        "gradients written once. *derive + compile*: `forward_backward` and "
+        "compiling both kernels. `ours / torch` below 1 = ours is faster.",
+        "",
+        backward_table(result.backward),
+        "",
+        *(f"- {r.name}: {r.note}" for r in result.backward if r.note),
+        "",
+    ]
+
+
 TUNED_HEADER = (
     "| kernel | ours default ms | ours tuned ms | numpy ms | torch ms "
     "| tuned / default | tuned / best peer | tuning s (candidates) "
@@ -461,6 +518,7 @@ def markdown(result: RunResult) -> str:
         "",
         *floor_errors(result.rows),
         *tuned_section(result),
+        *backward_section(result),
         "## Thread scaling (elementwise chain)",
         "",
         scaling_text(result),
@@ -472,7 +530,7 @@ def markdown(result: RunResult) -> str:
         "",
         "## Correctness and sizes",
         "",
-        correctness_table(result.rows),
+        correctness_table(result.rows + result.backward),
         "",
         "Kernel notes:",
         "",
@@ -511,6 +569,11 @@ def stdout_text(result: RunResult) -> str:
             *(
                 [tuned_table(result.rows), tuned_summary(result.rows)]
                 if result.tune_budget_s > 0
+                else []
+            ),
+            *(
+                ["backward:", backward_table(result.backward)]
+                if result.backward
                 else []
             ),
             "scaling: " + scaling_text(result),

@@ -5,6 +5,7 @@ peer are each called once and checked against the float64 reference, then
 timed interleaved (`harness.measure`). Machine limits are measured at the
 start and at the end of the run; the best of both gives the roofline bound.
 The elementwise chain is timed again at 1 and T threads for the scaling line.
+Then the backward rows (`bench.backward`), unless `--no-backward`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from bench.harness import (
     max_rel_error,
     measure,
 )
-from bench.kernels import CHAIN, Kernel, by_name, compulsory_bytes
+from bench.kernels import CHAIN, KERNELS, Kernel, by_name, compulsory_bytes
 from bench.machine import Limits, describe, measure_limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +90,8 @@ class Row:
     #: With `--tune-budget-s`: the tuning, and a new process's cold start.
     tuned: tuning.Tuned | None = None
     cold_start: tuning.ColdStart | None = None
+    #: A backward row: the tensors our forward saved for the backward.
+    saved: str = ""
 
     @property
     def floor_s(self) -> float | None:
@@ -120,6 +123,8 @@ class RunResult:
     #: `--tune-budget-s` (0: no tuning) and `--tune-strategy`.
     tune_budget_s: float = 0.0
     tune_strategy: str = "model"
+    #: The backward rows (`bench.backward`): ours, NumPy, PyTorch's autograd.
+    backward: list[Row] = field(default_factory=lambda: list[Row]())
 
 
 @contextmanager
@@ -324,8 +329,10 @@ def _peer_overhead_us(calls: int = 2000) -> dict[str, float]:
 def run(args: argparse.Namespace) -> RunResult:
     """The whole benchmark run described by the parsed `args`."""
     t_start = time.perf_counter()
+    from bench.backward import BACKWARD, run_backward
+
     threads: int = args.threads
-    kernels = by_name(args.only)
+    kernels, backward = _selected(args)
     if args.quick:
         config = TimingConfig(
             rounds=1, calls_per_round=1, warmup=0, budget_s=args.budget
@@ -392,6 +399,17 @@ def run(args: argparse.Namespace) -> RunResult:
     if tune_dir is not None:
         shutil.rmtree(tune_dir, ignore_errors=True)
 
+    backward_rows: list[Row] = []
+    if backward:
+        _log("backward: ours, numpy, torch autograd")
+    with thread_limits(threads):
+        for bk in by_name(backward, BACKWARD) if backward else []:
+            sizes = bk.quick if args.quick else bk.sizes
+            t0 = time.perf_counter()
+            row = run_backward(bk, sizes, threads, config, flush)
+            backward_rows.append(row)
+            _log(f"  {bk.name}: {_progress(row)} [{time.perf_counter() - t0:.1f} s]")
+
     with thread_limits(threads):
         overhead = {"ours": None, **_peer_overhead_us()}
         overhead["ours"], overhead_err = ours.call_overhead_us(threads)
@@ -409,7 +427,7 @@ def run(args: argparse.Namespace) -> RunResult:
             best.peak_gflops = max(best.peak_gflops, fewer.peak_gflops)
             best.bw_gbs = max(best.bw_gbs, fewer.bw_gbs)
         limits[t] = best
-    for row in rows + scaling:
+    for row in rows + scaling + backward_rows:
         row.bound_s, row.bound_kind = limits[row.threads].bound_s(row.flops, row.nbytes)
 
     return RunResult(
@@ -431,7 +449,24 @@ def run(args: argparse.Namespace) -> RunResult:
         timing=config,
         tune_budget_s=args.tune_budget_s,
         tune_strategy=args.tune_strategy,
+        backward=backward_rows,
     )
+
+
+def _selected(args: argparse.Namespace) -> tuple[list[Kernel], list[str]]:
+    """The forward kernels and the names of the backward rows to run:
+    `--only` names rows of either table; `--backward` keeps only the
+    backward rows, `--no-backward` only the forward ones."""
+    from bench.backward import BACKWARD
+
+    names: list[str] | None = args.only
+    backward = [k.name for k in BACKWARD if names is None or k.name in names]
+    forward = [k.name for k in KERNELS if names is None or k.name in names]
+    if args.backward:
+        forward = []
+    if args.no_backward:
+        backward = []
+    return by_name(forward) if forward else [], backward
 
 
 def _progress(row: Row) -> str:
@@ -512,15 +547,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="only check TC sources and peers against the reference interpreter",
     )
     p.add_argument("--list", action="store_true", help="list the kernels and exit")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--backward",
+        action="store_true",
+        help="only the backward rows (derived backward against PyTorch's autograd)",
+    )
+    which.add_argument(
+        "--no-backward", action="store_true", help="skip the backward rows"
+    )
     args = p.parse_args(argv)
     if args.threads < 1:
         p.error("--threads must be >= 1")
     if args.tune_budget_s < 0:
         p.error("--tune-budget-s must be >= 0")
-    try:
-        by_name(args.only)
-    except ValueError as exc:
-        p.error(str(exc))
+    if args.only:
+        from bench.backward import BACKWARD
+
+        try:
+            by_name(args.only, [*KERNELS, *BACKWARD])
+        except ValueError as exc:
+            p.error(str(exc))
     return args
 
 
@@ -530,17 +577,20 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parse_args(argv)
     if args.list:
-        for k in by_name(None):
+        from bench.backward import BACKWARD
+
+        for k in [*by_name(None), *BACKWARD]:
             print(f"{k.name:32s} {k.sizes}")
         return 0
     if args.validate:
         from bench.validate import validate
 
-        return 0 if validate(by_name(args.only)) else 1
+        return 0 if validate(_selected(args)[0]) else 1
     result = run(args)
     print(report.stdout_text(result))
     output = args.output
-    if output is None and not args.quick and not args.only:
+    partial = args.quick or args.only or args.backward or args.no_backward
+    if output is None and not partial:
         output = DEFAULT_OUTPUT
     if output is not None:
         output.write_text(report.markdown(result))

@@ -18,13 +18,29 @@ forward output (``d_<output>``, shaped like the output); its outputs are
 in declared order. An unknown `wrt` name or an integer input is a `TCError`
 naming it; a statement the pass cannot differentiate (a builtin without a
 derivative, a data-dependent read) is a `TCError` that shows the statement
-in the source.
+in the source. `grad`'s kernel recomputes every forward value it needs.
+
+`forward_backward(kernel, wrt=None, save="auto", memory_budget=None)` is
+the saving variant (the pass's rematerialisation policy, docs/autodiff.md):
+a forward kernel that also returns the tensors the policy saves, and a
+backward kernel that takes them (`saved`: their names) instead of
+recomputing them::
+
+    sm_fwd, sm_bwd = forward_backward(softmax)   # def softmax(I) -> (O)
+    O, mx, e, s = sm_fwd(I)                      # @softmax_fwd -> (O, mx, e, s)
+    assert sm_bwd.saved == ("mx", "e", "s")
+    d_I = sm_bwd(I, mx, e, s, d_O)               # @softmax_grad(I, mx, e, s, d_O)
+
+Each name in ``bwd.saved`` is an output of the forward kernel (a forward
+output itself, as max pooling's ``O``, or a saved tensor after them).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, Literal
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -38,64 +54,138 @@ from xdsl.ir import Attribute
 
 from tcdialect.arguments import numpy_dtype
 from tcdialect.diagnostics import Diagnostic, TCError
-from tcdialect.dialects.tc import ComprehensionOp, DefOp
+from tcdialect.dialects.tc import ComprehensionOp, DefOp, TensorType
 from tcdialect.frontend.sema import CheckedDef, Tensor
 from tcdialect.kernel import Kernel
 from tcdialect.transforms.tc_differentiate import (
     DifferentiationError,
+    Policy,
     check_wrt,
     differentiate,
+    differentiate_saving,
 )
 
 
 def grad(kernel: Kernel, wrt: Sequence[str] | None = None) -> Kernel:
     """The backward kernel of `kernel` with respect to the inputs `wrt`."""
+    names = _wrt(kernel, "grad", wrt)
+    with _pointing_at(kernel):
+        defop = differentiate(kernel.defop, names)
+    return _BackwardKernel(kernel, defop, names)
+
+
+def forward_backward(
+    kernel: Kernel,
+    wrt: Sequence[str] | None = None,
+    *,
+    save: str = "auto",
+    memory_budget: str | int | None = None,
+) -> tuple[Kernel, Kernel]:
+    """``(forward, backward)``: the kernel of ``@<name>_fwd``, `kernel`'s
+    outputs then the tensors `save` keeps (``"auto"``: the reductions and
+    transcendentals, ``"all"``, ``"none"``), at most `memory_budget`
+    elements (a size expression such as ``"N * D"``; None: no limit), and
+    the backward kernel ``@<name>_grad`` taking them between the inputs and
+    the output gradients (its `saved` names them)."""
+    names = _wrt(kernel, "forward_backward", wrt)
+    policy = Policy.parse(save, memory_budget)
+    with _pointing_at(kernel):
+        fwd_def, grad_def = differentiate_saving(kernel.defop, names, policy)
+    key = (tuple(names), policy)
+    forward = _ForwardKernel(kernel, fwd_def, key)
+    saved = tuple(n for n in grad_def.input_names if n in fwd_def.output_names)
+    return forward, _BackwardKernel(kernel, grad_def, names, saved, key)
+
+
+def _wrt(kernel: Kernel, function: str, wrt: Sequence[str] | None) -> list[str]:
     if not isinstance(kernel, Kernel):
         raise TCError(
-            f"grad() takes a tcdialect.Kernel (from tcdialect.define), "
+            f"{function}() takes a tcdialect.Kernel (from tcdialect.define), "
             f"not {type(kernel).__name__}"
         )
     if isinstance(wrt, str):
         wrt = [wrt]
-    names = check_wrt(kernel.defop, None if wrt is None else list(wrt))
+    return check_wrt(kernel.defop, None if wrt is None else list(wrt))
+
+
+@contextmanager
+def _pointing_at(kernel: Kernel) -> Iterator[None]:
+    """A `DifferentiationError` as a `TCError` that shows the statement in
+    `kernel`'s source."""
     try:
-        defop = differentiate(kernel.defop, names)
+        yield
     except DifferentiationError as e:
-        if e.statement is None or isinstance(kernel, _BackwardKernel):
+        if e.statement is None or isinstance(kernel, _DerivedKernel):
             raise  # (a derived definition has no source to show)
         span = kernel.checked.statements[e.statement].stmt.span
         raise TCError(Diagnostic("error", e.message, span)) from None
-    return _BackwardKernel(kernel, defop, names)
 
 
-class _BackwardKernel(Kernel):
+class _DerivedKernel(Kernel):
+    """A `Kernel` whose definition is derived from another's, with its
+    source, target and options."""
+
+    quick_start: ClassVar[bool] = False
+
+    def __init__(self, fwd: Kernel, defop: DefOp, checked: CheckedDef, key: Any):
+        #: The definition of the source that `fwd` derives from.
+        self.source_entry: str = (
+            fwd.source_entry if isinstance(fwd, _DerivedKernel) else fwd.entry
+        )
+        super().__init__(
+            fwd.source, self.source_entry, target=fwd.target, options=fwd.options
+        )
+        self.forward_entry = fwd.entry
+        self.entry = defop.sym_name.data
+        self.defop = defop
+        self.checked = checked
+        self.out_dtypes = [numpy_dtype(t.element_type) for t in defop.output_types]
+        self.out_names = list(defop.output_names)
+        self.out_bfloat16 = tuple(
+            isinstance(t.element_type, BFloat16Type) for t in defop.output_types
+        )
+        self._key_prefix = (fwd.source, self.entry, key, fwd.target, self.options)
+
+
+class _ForwardKernel(_DerivedKernel):
+    """The kernel of ``@<name>_fwd``: the forward outputs, then the saved
+    tensors."""
+
+    def __init__(self, fwd: Kernel, defop: DefOp, key: Any):
+        #: The saved tensors, the outputs after the forward's own.
+        self.saved = tuple(defop.output_names[len(fwd.out_names) :])
+        super().__init__(fwd, defop, _checked_forward(fwd.checked, defop), key)
+
+    def __repr__(self) -> str:
+        return (
+            f"<tcdialect.Kernel {self.entry} (forward of {self.forward_entry}"
+            f" saving {', '.join(self.saved) or 'nothing'})"
+            f" target={self.target} {self.options}>"
+        )
+
+
+class _BackwardKernel(_DerivedKernel):
     """A `Kernel` whose definition is the derived `@<name>_grad`.
 
     It shares the forward kernel's source, target and options; its checked
     definition keeps the forward statements (their bounds checks still
     apply, as the backward recomputes them) and declares the backward's
-    inputs, outputs and temporaries.
+    inputs (`saved`: the saved tensors among them), outputs and temporaries.
     """
 
-    def __init__(self, fwd: Kernel, defop: DefOp, wrt: list[str]):
-        #: The definition of the source that `fwd` derives from.
-        self.source_entry: str = (
-            fwd.source_entry if isinstance(fwd, _BackwardKernel) else fwd.entry
-        )
-        super().__init__(
-            fwd.source, self.source_entry, target=fwd.target, options=fwd.options
-        )
+    def __init__(
+        self,
+        fwd: Kernel,
+        defop: DefOp,
+        wrt: list[str],
+        saved: tuple[str, ...] = (),
+        key: Any = None,
+    ):
         self.wrt = tuple(wrt)
-        self.forward_entry = fwd.entry
-        self.entry = defop.sym_name.data
-        self.defop = defop
-        self.checked = _checked(fwd.checked, defop, wrt)
-        self.out_dtypes = [numpy_dtype(t.element_type) for t in defop.output_types]
-        self.out_names = list(defop.output_names)
-        self.out_bfloat16 = tuple(
-            fwd.checked.tensors[n].elem == "bfloat16" for n in wrt
-        )
-        self._key_prefix = (fwd.source, self.entry, self.wrt, fwd.target, self.options)
+        #: The saved forward tensors the backward takes after the inputs.
+        self.saved = saved
+        checked = _checked(fwd.checked, defop, wrt, saved)
+        super().__init__(fwd, defop, checked, self.wrt if key is None else key)
 
     def __repr__(self) -> str:
         return (
@@ -104,7 +194,9 @@ class _BackwardKernel(Kernel):
         )
 
 
-def _checked(fwd: CheckedDef, defop: DefOp, wrt: list[str]) -> CheckedDef:
+def _checked(
+    fwd: CheckedDef, defop: DefOp, wrt: list[str], saved: tuple[str, ...]
+) -> CheckedDef:
     """The checked form of the backward definition, for the runtime's size,
     bounds and memory checks."""
     tensors: dict[str, Tensor] = {}
@@ -117,28 +209,58 @@ def _checked(fwd: CheckedDef, defop: DefOp, wrt: list[str]) -> CheckedDef:
     grads_out = [
         dataclasses.replace(fwd.tensors[n], name=f"d_{n}", kind="output") for n in wrt
     ]
-    for t in [*grads_in, *grads_out]:
+    types = dict(zip(defop.input_names, defop.input_types))
+    saved_in = [_tensor(n, "input", types[n], fwd) for n in saved]
+    for t in [*grads_in, *grads_out, *saved_in]:
         tensors[t.name] = t
-    # adjoints, copies and helper products: temporaries of their own
-    for op in defop.body.block.ops:
-        if isinstance(op, ComprehensionOp) and op.target.data not in tensors:
-            t = op.result_type
-            tensors[op.target.data] = Tensor(
-                op.target.data,
-                "temp",
-                _type_name(t.element_type),
-                t.extents,
-                fwd.node.span,
-            )
+    _temporaries(defop, tensors, fwd)
     return CheckedDef(
         node=fwd.node,
         name=defop.sym_name.data,
         sizes=list(fwd.sizes),
-        inputs=[*(tensors[t.name] for t in fwd.inputs), *grads_in],
+        inputs=[*(tensors[t.name] for t in fwd.inputs), *saved_in, *grads_in],
         outputs=grads_out,
         tensors=tensors,
         statements=list(fwd.statements),
     )
+
+
+def _checked_forward(fwd: CheckedDef, defop: DefOp) -> CheckedDef:
+    """The checked form of ``@<name>_fwd``: `fwd`'s, with the saved tensors
+    as outputs after its own."""
+    tensors = dict(fwd.tensors)
+    types = dict(zip(defop.output_names, defop.output_types))
+    saved = [
+        _tensor(n, "output", types[n], fwd)
+        for n in defop.output_names[len(fwd.outputs) :]
+    ]
+    for t in saved:
+        tensors[t.name] = t
+    _temporaries(defop, tensors, fwd)
+    return CheckedDef(
+        node=fwd.node,
+        name=defop.sym_name.data,
+        sizes=list(fwd.sizes),
+        inputs=list(fwd.inputs),
+        outputs=[*fwd.outputs, *saved],
+        tensors=tensors,
+        statements=list(fwd.statements),
+    )
+
+
+def _tensor(
+    name: str, kind: Literal["input", "output", "temp"], t: TensorType, fwd: CheckedDef
+) -> Tensor:
+    return Tensor(name, kind, _type_name(t.element_type), t.extents, fwd.node.span)
+
+
+def _temporaries(defop: DefOp, tensors: dict[str, Tensor], fwd: CheckedDef) -> None:
+    """Adjoints, copies and helper products: temporaries of their own."""
+    for op in defop.body.block.ops:
+        if isinstance(op, ComprehensionOp) and op.target.data not in tensors:
+            tensors[op.target.data] = _tensor(
+                op.target.data, "temp", op.result_type, fwd
+            )
 
 
 def _type_name(t: Attribute) -> str:
@@ -154,4 +276,4 @@ def _type_name(t: Attribute) -> str:
     return f"float{t.bitwidth}"
 
 
-__all__ = ["grad"]
+__all__ = ["forward_backward", "grad"]

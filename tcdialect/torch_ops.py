@@ -41,6 +41,16 @@ module, which imports torch, is imported only then)::
     inputs that need a gradient, or a hand-written one given with
     `use_backward`. As it is a custom op too, double backward differentiates
     the backward kernel.
+  - the rematerialisation policy (`save_policy`, default ``save="auto"``):
+    where autograd records the call and
+    `tcdialect.autodiff.forward_backward` saves something for the inputs
+    that require grad, the call goes through the op of the forward kernel
+    ``@<entry>_fwd`` instead (`TorchOp.saving_op`), which returns the
+    outputs then the saved tensors; the caller gets the outputs, the
+    autograd formula keeps everything the op returned, and its backward
+    calls the op of the ``@<entry>_grad`` that takes the saved tensors. A
+    gradient reaching a saved tensor itself (a double backward) falls back
+    to the derived backward of ``@<entry>_fwd``.
 
   A custom op is opaque to torch.compile: a `Kernel` call inside a
   ``torch.compile(fullgraph=True)`` function becomes one node of the graph
@@ -74,6 +84,7 @@ from tcdialect.arguments import (
 )
 from tcdialect.diagnostics import TCError
 from tcdialect.symbolic import SizeExpr
+from tcdialect.transforms.tc_differentiate.body import is_float_type
 
 if TYPE_CHECKING:
     from tcdialect.kernel import Kernel
@@ -119,6 +130,17 @@ class TorchOp:
     backward_ops: dict[tuple[str, ...], TorchOp] = field(
         default_factory=lambda: cast(dict[tuple[str, ...], TorchOp], {})
     )
+    #: The rematerialisation policy of the derived backward (`save_policy`):
+    #: ``save`` and ``memory_budget`` of `tcdialect.autodiff.forward_backward`.
+    save: str = "auto"
+    memory_budget: str | int | None = None
+    #: Saving forward ops by the names of the inputs they differentiate;
+    #: None where the policy saves nothing.
+    saving_ops: dict[tuple[str, ...], TorchOp | None] = field(
+        default_factory=lambda: cast(dict[tuple[str, ...], "TorchOp | None"], {})
+    )
+    #: For a saving forward op: the backward kernel that takes what it saves.
+    saving_backward: Kernel | None = None
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -139,6 +161,27 @@ class TorchOp:
                 f"no output {', '.join('d_' + n for n in missing)}"
             )
         found = self.backward_ops[wrt] = torch_op(kernel)
+        return found
+
+    def saving_op(self, wrt: tuple[str, ...]) -> TorchOp | None:
+        """The op of the forward kernel that returns, after the outputs, the
+        tensors that the backward of `wrt` reads (`forward_backward` with this
+        op's policy); None when it saves nothing, with ``save="none"`` and
+        with a hand-written backward."""
+        if self.backward is not None or self.save == "none" or not wrt:
+            return None
+        if wrt in self.saving_ops:
+            return self.saving_ops[wrt]
+        from tcdialect.autodiff import forward_backward
+
+        fwd, bwd = forward_backward(
+            self.kernel, list(wrt), save=self.save, memory_budget=self.memory_budget
+        )
+        found = None
+        if getattr(bwd, "saved", ()):
+            found = torch_op(fwd)
+            found.saving_backward = bwd
+        self.saving_ops[wrt] = found
         return found
 
 
@@ -225,6 +268,25 @@ def use_backward(kernel: Kernel, backward: Kernel) -> None:
         )
     record.backward = backward
     record.backward_ops.clear()
+    record.saving_ops.clear()
+
+
+def save_policy(
+    kernel: Kernel, save: str = "auto", memory_budget: str | int | None = None
+) -> None:
+    """The rematerialisation policy of `kernel`'s derived backward under
+    autograd, for every `Kernel` of the definition: ``save`` is ``"auto"``
+    (the default: save the reductions and transcendentals the backward
+    reads), ``"all"`` or
+    ``"none"`` (recompute everything), ``memory_budget`` caps the saved
+    elements (a size expression; None: no limit). See
+    `tcdialect.autodiff.forward_backward`."""
+    from tcdialect.transforms.tc_differentiate import Policy
+
+    Policy.parse(save, memory_budget)  # (a TCError names a bad value)
+    record = torch_op(kernel)
+    record.save, record.memory_budget = save, memory_budget
+    record.saving_ops.clear()
 
 
 # ------------------------------------------------------------ registration
@@ -247,9 +309,14 @@ def _register(kernel: Kernel, qualname: str) -> TorchOp:
     record = TorchOp(kernel, qualname, op)
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        outs = output if isinstance(output, tuple) else (output,)
-        ctx.out_shapes = [o.shape for o in cast(tuple[Tensor, ...], outs)]
-        ctx.save_for_backward(*(x for x in inputs if _tensor(x)))
+        outs = cast(
+            tuple[Tensor, ...], output if isinstance(output, tuple) else (output,)
+        )
+        ctx.out_shapes = [o.shape for o in outs]
+        # a saving forward also keeps the tensors it returns for the backward
+        kept = outs if record.saving_backward is not None else ()
+        ctx.save_for_backward(*(x for x in inputs if _tensor(x)), *kept)
+        ctx.set_materialize_grads(False)  # None: an output without a gradient
         ctx.scalars = [None if _tensor(x) else x for x in inputs]
 
     def backward(ctx: Any, *grads: Tensor | None) -> tuple[Tensor | None, ...]:
@@ -269,8 +336,35 @@ def _backward(
     wrt = tuple(n for n, need in zip(names, needed) if need)
     if not wrt:
         return (None,) * len(names)
+    kept = list(saved)  # a saving forward's outputs
+    bwd = record.saving_backward
+    n_outs = len(grads) - len(getattr(record.kernel, "saved", ()))
+    if bwd is not None and all(g is None for g in grads[n_outs:]):
+        # the saved tensors reach the loss only through the outputs (else,
+        # as in a double backward, the derived backward of all the outputs)
+        by_name = dict(zip(record.kernel.out_names, kept))
+        d_outs = _output_grads(record, ctx, grads[:n_outs], inputs)
+        backward = torch_op(bwd)
+        result = backward.op(
+            *inputs, *(by_name[n] for n in getattr(bwd, "saved")), *d_outs
+        )
+        results = result if isinstance(result, tuple) else (result,)
+        by_name = dict(zip(bwd.out_names, cast(tuple[Tensor, ...], results)))
+        return tuple(by_name[f"d_{n}"] if n in wrt else None for n in names)
+    d_outs = _output_grads(record, ctx, grads, inputs)
+    backward = record.backward_op(wrt)
+    result = backward.op(*inputs, *d_outs)
+    results = result if isinstance(result, tuple) else (result,)
+    by_name = dict(zip(backward.kernel.out_names, cast(tuple[Tensor, ...], results)))
+    return tuple(by_name[f"d_{n}"] if n in wrt else None for n in names)
+
+
+def _output_grads(
+    record: TorchOp, ctx: Any, grads: Sequence[Tensor | None], inputs: Sequence[Any]
+) -> list[Tensor]:
+    """`grads` made contiguous, zeros for an output without one."""
     like = next((x for x in inputs if _tensor(x)), None)
-    d_outs = [
+    return [
         g.contiguous()
         if g is not None
         else torch.zeros(
@@ -280,11 +374,6 @@ def _backward(
         )
         for i, (g, shape) in enumerate(zip(grads, ctx.out_shapes))
     ]
-    backward = record.backward_op(wrt)
-    result = backward.op(*inputs, *d_outs)
-    results = result if isinstance(result, tuple) else (result,)
-    by_name = dict(zip(backward.kernel.out_names, cast(tuple[Tensor, ...], results)))
-    return tuple(by_name[f"d_{n}"] if n in wrt else None for n in names)
 
 
 # ---------------------------------------------------------------- shapes
@@ -525,14 +614,31 @@ def _op_call(kernel: Kernel, inputs: Sequence[Any], out: Any) -> Any:
     for i, a in enumerate(args):
         if _tensor(a) and not a.is_cuda:
             _array(kernel, a, i)  # the checks of a call, before autograd
-    return torch_op(kernel).op(*args)
+    return _call_op(kernel, args)
+
+
+def _call_op(kernel: Kernel, args: Sequence[Any]) -> Any:
+    """The op call: through the saving forward op where autograd records it
+    and the policy saves something."""
+    record = torch_op(kernel)
+    wrt = tuple(
+        n
+        for n, a, t in zip(kernel.defop.input_names, args, kernel.defop.input_types)
+        if _tensor(a) and a.requires_grad and is_float_type(t.element_type)
+    )
+    saving = record.saving_op(wrt) if torch.is_grad_enabled() else None
+    if saving is None:
+        return record.op(*args)
+    outs = saving.op(*args)  # the outputs, then the saved tensors
+    n_outs = len(kernel.out_names)
+    return outs[0] if n_outs == 1 else tuple(outs[:n_outs])
 
 
 @torch._dynamo.nonstrict_trace  # pyright: ignore[reportPrivateImportUsage]
 def _traced_op_call(kernel: Kernel, *args: Any) -> Any:
     """The op call, which torch.compile records without tracing into this
     function: registering the op on first use is plain Python here."""
-    return torch_op(kernel).op(*args)
+    return _call_op(kernel, args)
 
 
 __all__ = [
@@ -540,6 +646,7 @@ __all__ = [
     "TorchOp",
     "op_name",
     "output_shapes",
+    "save_policy",
     "torch_call",
     "torch_op",
     "use_backward",

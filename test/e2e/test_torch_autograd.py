@@ -1,7 +1,8 @@
 """Kernels in PyTorch programs with derived gradients (`tcdialect.torch_ops`
-and `tcdialect.autodiff.grad`): `torch.autograd.gradcheck` in float64, only
-the gradients asked for, double backward, and the custom ops inside
-``torch.compile(fullgraph=True)`` graphs, forward and backward."""
+and `tcdialect.autodiff.grad`): `torch.autograd.gradcheck` in float64 (with
+the default saving policy), only the gradients asked for, the saving policy,
+double backward, and the custom ops inside ``torch.compile(fullgraph=True)``
+graphs, forward and backward."""
 
 from __future__ import annotations
 
@@ -95,12 +96,51 @@ def test_only_the_gradients_asked_for() -> None:
     I, G, Bt = rand(4, 6), rand(6, seed=1).requires_grad_(), rand(6, seed=2)
     ln(I, G, Bt).square().sum().backward()
     record = torch_ops.torch_op(ln)
-    assert ("G",) in record.backward_ops
-    assert record.backward_ops[("G",)].kernel.out_names == ["d_G"]
+    saving = record.saving_ops[("G",)]  # the forward saves mean and var
+    assert saving is not None and saving.saving_backward is not None
+    assert saving.saving_backward.out_names == ["d_G"]
     G_ref = G.detach().clone().requires_grad_()
     ref = torch.nn.functional.layer_norm(I, (6,), G_ref, Bt, eps=1e-5)
     ref.square().sum().backward()
     torch.testing.assert_close(G.grad, G_ref.grad)
+
+
+def test_saving_policy() -> None:
+    """By default the forward op also returns the reductions and the
+    exponentials the backward reads (`forward_backward` with
+    ``save="auto"``) and the backward op takes them; ``save="none"``
+    recomputes them; a double backward reaches the inputs through the saved
+    tensors too."""
+    sm = define(SOFTMAX)
+    x = rand(3, 6).requires_grad_()
+    g = rand(3, 6, seed=1)
+    want = torch.autograd.grad(torch.softmax(x, 1), x, g)[0]
+    record = torch_ops.torch_op(sm)
+    torch.testing.assert_close(torch.autograd.grad(sm(x), x, g)[0], want)
+    saving = record.saving_ops[("I",)]
+    assert saving is not None and saving.saving_backward is not None
+    assert saving.kernel.out_names == [
+        "O", "maxVal", "shifted", "expsum", "maxVal_first"
+    ]  # fmt: skip
+    names = ("I", "maxVal", "shifted", "expsum", "maxVal_first", "d_O")
+    assert saving.saving_backward.defop.input_names == names
+    assert not record.backward_ops
+    torch_ops.save_policy(sm, "none")
+    torch.testing.assert_close(torch.autograd.grad(sm(x), x, g)[0], want)
+    assert set(record.backward_ops) == {("I",)} and not record.saving_ops
+    torch_ops.save_policy(sm, "auto")
+    v = rand(3, 6, seed=2)
+    got = torch.autograd.grad(sm(x), x, g, create_graph=True)[0]
+    ref = torch.autograd.grad(torch.softmax(x, 1), x, g, create_graph=True)[0]
+    torch.testing.assert_close(
+        torch.autograd.grad((got * v).sum(), x)[0],
+        torch.autograd.grad((ref * v).sum(), x)[0],
+    )
+    mm = define(MATMUL)  # saves nothing: the plain op
+    mm(rand(2, 3).requires_grad_(), rand(3, 2, seed=1))
+    assert torch_ops.torch_op(mm).saving_ops[("A",)] is None
+    with pytest.raises(tcdialect.TCError, match="save='some' is not one of"):
+        torch_ops.save_policy(sm, "some")
 
 
 def test_double_backward() -> None:

@@ -94,6 +94,9 @@ class _Adjoints:
         self.active = self.activity(fwd_args)
         #: The forward statement being differentiated (for errors).
         self.statement_index: int | None = None
+        #: ``max=``/``min=`` statements and the positions of their first
+        #: selected elements (``T_first``), which a saving policy may save.
+        self.firsts: list[tuple[tc.ComprehensionOp, SSAValue]] = []
 
     # ------------------------------------------------------------ helpers
     def fresh(self, base: str) -> str:

@@ -1,6 +1,6 @@
 """The body builder of `tc-differentiate`: `_Body` emits index and float
 ops at the end of one comprehension body (sizes, affine subscripts,
-constants, arithmetic, comparisons), `_position` a row-major position, and
+constants, arithmetic, comparisons), `_position` a row-major position (of `_position_type`), and
 `is_float_type` tells which element types carry gradients."""
 
 from __future__ import annotations
@@ -146,10 +146,21 @@ class _Body:
         return acc
 
 
+def _position_type(ranges: Sequence[tuple[SizeExpr, SizeExpr]]) -> IntegerType:
+    """The integer type of a row-major position in `ranges` and of the
+    "none" marker after it: i32 for a constant space of fewer than
+    ``2**31 - 1`` positions (a pooling window: half the bytes), else i64."""
+    size = SizeExpr.lit(1)
+    for lo, hi in ranges:
+        size = size * (hi - lo)
+    n = size.constant_value()
+    return IntegerType(32 if n is not None and n < (1 << 31) - 1 else 64)
+
+
 def _position(
     body: _Body, values: Sequence[SSAValue], ranges: Sequence[tuple[SizeExpr, SizeExpr]]
 ) -> SSAValue:
-    """The row-major position of `values` in `ranges`, as an i64."""
+    """The row-major position of `values` in `ranges`, of `_position_type`."""
     pos: SSAValue | None = None
     for x, (lo, hi) in zip(values, ranges):
         if lo != SizeExpr.lit(0):
@@ -160,4 +171,4 @@ def _position(
         pos = x
     if pos is None:
         pos = body.iconst(0)
-    return body.op(arith.IndexCastOp(pos, IntegerType(64)))
+    return body.op(arith.IndexCastOp(pos, _position_type(ranges)))

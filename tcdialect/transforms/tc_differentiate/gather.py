@@ -2,15 +2,28 @@
 ``V(s(i, r))`` is a scatter ``dV(u) += ...`` at ``u = s(i, r)``, emitted as a
 gather over ``dV``'s own index space by solving each subscript for one
 index, with range and divisibility guards and clamped index values
-(`_Gather.gather`), and the adjoint of the yielded value at one point
-(`_Gather.seed`)."""
+(`_Gather.gather`); where a subscript is not affine (a data-dependent read
+``E(Idx(k), d)``, ``X(i / 2)``, ``A(i % P)``), as a scatter-accumulate
+comprehension over the forward statement's own index space
+(`_Gather.scatter`)::
+
+    %d_E = tc.comprehension @d_E() "+=!" (%k in [0, K), %d in [0, D)) : !tc.tensor<[V, D], f32> {
+      %0 = tc.read %Idx[%k] : !tc.tensor<[K], i32>
+      %1 = arith.index_cast %0 : i32 to index
+      %2 = tc.read %d_O[%k, %d] : !tc.tensor<[K, D], f32>
+      tc.yield %2 at [%1, %d] : f32
+    }
+
+`_Gather.seed` is the adjoint of the yielded value at one point (read at
+the yield's subscripts when the forward statement is itself a scatter)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.ir import BlockArgument, SSAValue
 
-from tcdialect.diagnostics import TCError
 from tcdialect.dialects import tc
 from tcdialect.symbolic import SizeExpr, SymbolicError, provably_le, smax, smin
 from tcdialect.transforms.tc_differentiate.adjoints import _Adjoints, _Index
@@ -21,7 +34,6 @@ from tcdialect.transforms.tc_differentiate.subscripts import (
     _affine,
     _guarded,
     _Key,
-    _render_access,
     _tensor_name,
     _within,
 )
@@ -47,29 +59,23 @@ class _Gather(_Adjoints):
         vt = v.type
         assert isinstance(vt, tc.TensorType)
 
-        def not_affine(d: int) -> TCError:
-            return self.error(
-                f"cannot differentiate with respect to '{_tensor_name(v)}' "
-                f"through the access {_render_access(read)} in the statement "
-                f"defining '{op.target.data}': subscript {d} is not an affine "
-                "function of the indices (a data-dependent or non-injective "
-                "read); its gradient would need a scatter-accumulate, which "
-                "tc-differentiate does not support yet"
-            )
-
         subs: list[_Affine] = []
-        for d, s in enumerate(read.indices):
+        for s in read.indices:
             a = _affine(s, args)
             if a is None:
-                raise not_affine(d)
+                self.scatter(op, read, d_t, prods, first)
+                return
             subs.append(a)
-        # solve each dimension u_d = sub_d for one index, if possible
+        # solve each dimension u_d = sub_d for one index (two for a mixed
+        # radix ``c * v + w``), if possible
         solution: dict[int, tuple[_Affine, int]] = {}  # var -> (numerator, divisor)
+        #: var -> lo: solved as ``lo + numerator mod divisor`` (a mixed radix)
+        remainders: dict[int, SizeExpr] = {}
         solved_dims: dict[int, int] = {}  # dim -> var
         exact_dims: set[int] = set()
         current = [s for s in subs]
         while True:
-            best: tuple[tuple[int, bool, bool], int, int] | None = None
+            best: tuple[tuple[int, bool, bool], int, int, int | None] | None = None
             for d, s in enumerate(current):
                 if d in solved_dims:
                     continue
@@ -79,6 +85,11 @@ class _Gather(_Adjoints):
                 ):
                     continue
                 cands = [k for k in s.coeffs if k[0] == "v" and k[1] not in solution]
+                radix = _mixed_radix(s, cands, ranges)
+                if radix is not None:
+                    key = (1, radix[0] >= rank, False)
+                    if best is None or key < best[0]:
+                        best = (key, d, *radix)
                 for k in cands:
                     var = k[1]
                     c = s.constant_coeff(k)
@@ -86,11 +97,30 @@ class _Gather(_Adjoints):
                         continue
                     key = (len(cands), var >= rank, abs(c) != 1)
                     if best is None or key < best[0]:
-                        best = (key, d, var)
+                        best = (key, d, var, None)
             if best is None:
                 break
-            _, d, var = best
+            _, d, var, low = best
             s = current[d]
+            if low is not None:
+                # u_d = c * var + low + rest, low in [lo, lo + c): one of each
+                c = s.constant_coeff(("v", var))
+                assert c is not None
+                others = _Affine(
+                    {
+                        k: x
+                        for k, x in s.coeffs.items()
+                        if k not in (("v", var), ("v", low))
+                    },
+                    s.rest + ranges[low][0],
+                )
+                num = _Affine.var(("u", d)).plus(others.scaled(-1))
+                solution[var] = (num, c)
+                solution[low] = (num, c)
+                remainders[low] = ranges[low][0]
+                solved_dims[d] = var
+                exact_dims.add(d)
+                continue
             c = s.constant_coeff(("v", var))
             assert c is not None
             # c * var = u_d - (s - c * var)
@@ -110,7 +140,8 @@ class _Gather(_Adjoints):
                         if w != var:
                             solution[w] = (n.substitute(("v", var), num), k)
                 except SymbolicError:
-                    raise not_affine(d) from None
+                    self.scatter(op, read, d_t, prods, first)
+                    return
         unsolved = [k for k in range(len(args)) if k not in solution]
         indices = [
             _Index(
@@ -125,7 +156,10 @@ class _Gather(_Adjoints):
         checks: dict[int, tuple[bool, bool]] = {}
         for var, (num, c) in solution.items():
             lo, hi = ranges[var]
-            checks[var] = _within(num, lo, hi, vt.extents) if c == 1 else (False, False)
+            if var in remainders:
+                checks[var] = (True, True)
+            else:
+                checks[var] = _within(num, lo, hi, vt.extents, c)
         # A clamped index reads inside its range, which must not be empty:
         # a trip-count-1 index, 0 when some such range is empty, skips them.
         maybe_empty = [
@@ -145,10 +179,21 @@ class _Gather(_Adjoints):
             guard: SSAValue | None = None
             exact: dict[int, SSAValue] = {}
             # a solution refers only to indices solved after it (or never)
+            quotients: dict[tuple[SSAValue, int], SSAValue] = {}
             for var, (num, c) in reversed(list(solution.items())):
                 x = body.affine(num, keys)
                 if c != 1:
-                    x = body.op(arith.FloorDivSIOp(x, body.iconst(c)))
+                    if (x, c) not in quotients:
+                        quotients[x, c] = body.op(arith.FloorDivSIOp(x, body.iconst(c)))
+                    q = quotients[x, c]
+                    if var in remainders:  # lo + x - c * (x floordiv c)
+                        x = body.op(
+                            arith.SubiOp(x, body.op(arith.MuliOp(q, body.iconst(c))))
+                        )
+                        if remainders[var] != SizeExpr.lit(0):
+                            x = body.op(arith.AddiOp(x, body.size(remainders[var])))
+                    else:
+                        x = q
                 exact[var] = x
                 keys[("v", var)] = x
             safe: dict[int, SSAValue] = {}
@@ -182,7 +227,7 @@ class _Gather(_Adjoints):
             vm: dict[SSAValue, SSAValue] = dict(self.value)
             vm.update({args[k]: values[("v", k)] for k in range(len(args))})
             y = self.clone_body(op, body, vm)
-            outs = [values[("v", k)] for k in range(rank)]
+            outs = _outputs(op, vm, [values[("v", k)] for k in range(rank)])
             seed = self.seed(
                 op,
                 body,
@@ -200,6 +245,71 @@ class _Gather(_Adjoints):
 
         self.contribute(v, indices, emit)
 
+    def scatter(
+        self,
+        op: tc.ComprehensionOp,
+        read: tc.ReadOp,
+        d_t: SSAValue,
+        prods: tuple[SSAValue, SSAValue] | None,
+        first: SSAValue | None,
+    ) -> None:
+        """Add the contribution of `read` in `op` to its tensor's adjoint as
+        a scatter-accumulate ``dV(s(i, r)) += ...`` over `op`'s index space
+        (see the module docstring)."""
+        v = read.tensor
+        vt = v.type
+        assert isinstance(vt, tc.TensorType)
+        args = list(op.body.block.args)
+        rank = op.num_output_indices
+        current = self.adj.get(v)
+        own_name = (
+            f"d_{self.fwd.input_names[v.index]}"
+            if isinstance(v, BlockArgument)
+            else None
+        )
+        if current is not None and current in self.seeds:
+            # start from a copy of the output gradient (inputs are immutable)
+            seed = current
+            current = self.comprehension(
+                own_name or self.fresh(f"d_{_tensor_name(v)}"),
+                vt,
+                [_Index(SizeExpr.lit(0), e, None) for e in vt.extents],
+                lambda body, a: body.op(tc.ReadOp(seed, a[: vt.rank])),
+                None,
+            )
+        if current is None:
+            name = own_name or self.fresh(f"d_{_tensor_name(v)}")
+        else:
+            owner = current.owner
+            assert isinstance(owner, tc.ComprehensionOp)
+            name = owner.target.data
+        region, block = tc.make_body(len(args))
+        for new_arg, arg in zip(block.args, args):
+            new_arg.name_hint = arg.name_hint
+        body = _Body(block)
+        a: list[SSAValue] = list(block.args)
+        vm: dict[SSAValue, SSAValue] = dict(self.value)
+        vm.update(zip(args, a))
+        y = self.clone_body(op, body, vm)
+        outs = _outputs(op, vm, a[:rank])
+        seed = self.seed(op, body, d_t, outs, a, prods, first)
+        g = _body_adjoint(op, vm, body, y, seed, vm[read.result], self.error)
+        if g is None:
+            g = body.fconst(0.0, tc.signless(vt.element_type))
+        body.b.insert(tc.YieldOp(g, [vm[i] for i in read.indices]))
+        comp = tc.ComprehensionOp(
+            name,
+            "+=!" if current is None else "+=",
+            [lo for lo, _ in op.ranges],
+            [hi for _, hi in op.ranges],
+            vt,
+            region,
+            current,
+        )
+        comp.result.name_hint = name
+        self.b.insert(comp)
+        self.adj[v] = comp.result
+
     def seed(
         self,
         op: tc.ComprehensionOp,
@@ -210,7 +320,8 @@ class _Gather(_Adjoints):
         prods: tuple[SSAValue, SSAValue] | None,
         first: SSAValue | None,
     ) -> SSAValue:
-        """The adjoint of the yielded value at one point."""
+        """The adjoint of the yielded value at one point (`outs`: where it
+        goes, from `_outputs`)."""
         g = body.op(tc.ReadOp(d_t, outs))
         if first is not None:
             # the first element equal to the result, unless `into` was
@@ -235,3 +346,32 @@ class _Gather(_Adjoints):
             if op.into is not None:
                 g = body.mul(g, body.op(tc.ReadOp(self.value[op.into], outs)))
         return g
+
+
+def _mixed_radix(
+    s: _Affine, cands: list[_Key], ranges: Sequence[tuple[SizeExpr, SizeExpr]]
+) -> tuple[int, int] | None:
+    """``(v, w)`` where `s` is ``c * v + w + rest`` (``c >= 2`` a constant,
+    ``w`` an index of range ``[lo, lo + c)``, both among `cands`): a mixed
+    radix, one-to-one onto its range, so ``v = (s - rest - lo) floordiv c``
+    and ``w = lo + (s - rest - lo) mod c`` (a 2 x 2 pooling window
+    ``I(2 * h + r)``, ``r in 0:2``: no reduction over ``r``, no guard)."""
+    for v in cands:
+        c = s.constant_coeff(v)
+        if c is None or c < 2:
+            continue
+        for w in cands:
+            lo, hi = ranges[w[1]]
+            if s.constant_coeff(w) == 1 and (hi - lo).constant_value() == c:
+                return v[1], w[1]
+    return None
+
+
+def _outputs(
+    op: tc.ComprehensionOp, vm: dict[SSAValue, SSAValue], outs: list[SSAValue]
+) -> list[SSAValue]:
+    """Where `op` writes the value of its body cloned with `vm`: its output
+    indices `outs`, or the subscripts of a scatter's yield."""
+    if not op.is_scatter:
+        return outs
+    return [vm.get(i, i) for i in op.yield_op.indices]

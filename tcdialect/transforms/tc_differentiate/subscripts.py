@@ -110,10 +110,15 @@ def _affine(v: SSAValue, args: Sequence[BlockArgument]) -> _Affine | None:
 
 
 def _within(
-    num: _Affine, lo: SizeExpr, hi: SizeExpr, extents: Sequence[SizeExpr]
+    num: _Affine,
+    lo: SizeExpr,
+    hi: SizeExpr,
+    extents: Sequence[SizeExpr],
+    divisor: int = 1,
 ) -> tuple[bool, bool]:
-    """Whether ``num`` (an index solved as ``±u_d + rest``) provably stays
-    ``>= lo`` and ``< hi`` for every ``u_d`` in ``[0, extent_d)``."""
+    """Whether ``num floordiv divisor`` (an index solved as ``±u_d + rest``,
+    then divided) provably stays ``>= lo`` and ``< hi`` for every ``u_d`` in
+    ``[0, extent_d)``."""
     if len(num.coeffs) != 1:
         return False, False
     ((key, coeff),) = num.coeffs.items()
@@ -121,9 +126,16 @@ def _within(
     if key[0] != "u" or c is None or abs(c) != 1:
         return False, False
     e = extents[key[1]]
-    if c == 1:  # num in [rest, rest + e - 1]
-        return provably_le(lo, num.rest), provably_le(num.rest + e, hi)
-    return provably_le(lo, num.rest - e + 1), provably_le(num.rest + 1, hi)
+    # num in [first, last]
+    first, last = (
+        (num.rest, num.rest + e - 1) if c == 1 else (num.rest - e + 1, num.rest)
+    )
+    try:
+        if divisor != 1:
+            first, last = first.floordiv(divisor), last.floordiv(divisor)
+    except SymbolicError:
+        return False, False
+    return provably_le(lo, first), provably_le(last + 1, hi)
 
 
 def _render(v: SSAValue, top: bool = True) -> str:

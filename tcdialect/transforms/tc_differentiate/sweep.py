@@ -10,16 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import tc
 from tcdialect.symbolic import SizeExpr
 from tcdialect.transforms.tc_differentiate.adjoints import _Index
-from tcdialect.transforms.tc_differentiate.body import _Body, _position, is_float_type
+from tcdialect.transforms.tc_differentiate.body import (
+    _Body,
+    _position,
+    _position_type,
+    is_float_type,
+)
 from tcdialect.transforms.tc_differentiate.derivatives import _depends
 from tcdialect.transforms.tc_differentiate.gather import _Gather
+from tcdialect.transforms.tc_differentiate.remat import Policy, save_versions
+from tcdialect.transforms.tc_differentiate.reuse import reuse_available
 from tcdialect.transforms.tc_differentiate.subscripts import _tensor_name
 from tcdialect.transforms.tc_differentiate.versions import (
     _copy_shared_versions,
@@ -51,7 +58,7 @@ class _Differentiator(_Gather):
             into = op.into
 
             def emit_into(body: _Body, u: list[BlockArgument]) -> SSAValue:
-                g = body.op(tc.ReadOp(d_t, u[:rank]))
+                g = body.op(tc.ReadOp(d_t, u[: t.rank]))  # (a scatter: rank 0)
                 if kind in ("max", "min"):
                     prev = body.op(tc.ReadOp(self.value[into], u[:rank]))
                     res = body.op(tc.ReadOp(self.value[op.result], u[:rank]))
@@ -140,11 +147,14 @@ class _Differentiator(_Gather):
     def first_selected(self, op: tc.ComprehensionOp) -> SSAValue:
         """For a ``max=``/``min=`` statement: ``F(i)``, the position (row-major
         over the reduction indices) of the first element equal to the
-        result, or the largest i64 when none is."""
+        result, or the largest integer of its type (`_position_type`: i32
+        for a constant reduction space such as a pooling window, else i64)
+        when none is."""
         rank = op.num_output_indices
         ranges = op.ranges
         fwd_args = list(op.body.block.args)
-        t = tc.TensorType(list(op.result_type.extents), IntegerType(64))
+        int_type = _position_type(ranges[rank:])
+        t = tc.TensorType(list(op.result_type.extents), int_type)
 
         def emit(body: _Body, a: list[BlockArgument]) -> SSAValue:
             vm: dict[SSAValue, SSAValue] = dict(self.value)
@@ -152,12 +162,11 @@ class _Differentiator(_Gather):
             y = self.clone_body(op, body, vm)
             res = body.op(tc.ReadOp(self.value[op.result], a[:rank]))
             position = _position(body, a[rank:], ranges[rank:])
-            none = body.op(
-                arith.ConstantOp(IntegerAttr((1 << 63) - 1, IntegerType(64)))
-            )
+            largest = (1 << (int_type.width.data - 1)) - 1
+            none = body.op(arith.ConstantOp(IntegerAttr(largest, int_type)))
             return body.select(body.cmpf(y, res, "oeq"), position, none)
 
-        return self.comprehension(
+        first = self.comprehension(
             self.fresh(f"{op.target.data}_first"),
             t,
             [_Index(lo, hi, a.name_hint) for (lo, hi), a in zip(ranges, fwd_args)],
@@ -165,9 +174,13 @@ class _Differentiator(_Gather):
             None,
             kind="min",
         )
+        self.firsts.append((op, first))
+        return first
 
     # ------------------------------------------------------------- driver
-    def run(self) -> tc.DefOp:
+    def run(self, policy: Policy | None = None) -> tuple[tc.DefOp | None, tc.DefOp]:
+        """The backward definition, and with a saving `policy` the forward
+        definition that returns what it saves (else None)."""
         self.recompute()
         ret = self.fwd.return_op
         n_in = len(self.fwd.input_names)
@@ -210,8 +223,22 @@ class _Differentiator(_Gather):
             results.append(g)
         self.b.insert(tc.ReturnOp(results))
         _dead_code(self.block)
+        fwd_def = None
+        if policy is not None and policy.save != "none":
+            fwd_def = save_versions(
+                self.fwd, self.block, self.value, self.used, policy, self.firsts
+            )
+            _dead_code(self.block)
+        saved = [
+            (a, op)
+            for op in self.comprehensions
+            if isinstance(a := self.value.get(op.result), BlockArgument)
+            and a.owner is self.block
+        ]
+        reuse_available(self.block, saved, self.value)
+        _dead_code(self.block)
         _copy_shared_versions(self.block, self.fresh)
-        return tc.DefOp(
+        return fwd_def, tc.DefOp(
             f"{self.fname}_grad",
             list(self.fwd.size_names),
             [a.name_hint or "" for a in self.block.args],
@@ -231,6 +258,11 @@ def check_wrt(d: tc.DefOp, wrt: Sequence[str] | None) -> list[str]:
     """`wrt` checked against `d`'s inputs (default: every float input), in
     declared order; a `TCError` names a bad entry."""
     name = d.sym_name.data
+    if any(isinstance(op, tc.RecurrenceOp) for op in d.body.block.ops):
+        raise TCError(
+            f"tc-differentiate: @{name} has a recurrence ('for ... in'): "
+            f"recurrences are not differentiable yet"
+        )
     floats = float_inputs(d)
     if wrt is None:
         if not floats:
@@ -257,5 +289,19 @@ def check_wrt(d: tc.DefOp, wrt: Sequence[str] | None) -> list[str]:
 
 
 def differentiate(d: tc.DefOp, wrt: Sequence[str] | None = None) -> tc.DefOp:
-    """The backward definition ``@<name>_grad`` of `d` (see the module docstring)."""
-    return _Differentiator(d, check_wrt(d, wrt)).run()
+    """The backward definition ``@<name>_grad`` of `d` that recomputes every
+    forward value it needs (see the package docstring)."""
+    return _Differentiator(d, check_wrt(d, wrt)).run()[1]
+
+
+def differentiate_saving(
+    d: tc.DefOp, wrt: Sequence[str] | None, policy: Policy
+) -> tuple[tc.DefOp, tc.DefOp]:
+    """``(@<name>_fwd, @<name>_grad)``: the forward definition that also
+    returns the versions `policy` saves, and the backward definition that
+    takes them after the forward inputs (see the package docstring)."""
+    if policy.save == "none":  # save nothing, but still define @<name>_fwd
+        policy = Policy("auto", SizeExpr.lit(0))
+    fwd_def, grad_def = _Differentiator(d, check_wrt(d, wrt)).run(policy)
+    assert fwd_def is not None
+    return fwd_def, grad_def

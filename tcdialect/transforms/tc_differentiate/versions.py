@@ -3,7 +3,7 @@ that only alias another tensor (`_identity_copy`), output-index bounds
 spelled as the result's extents (`_exact_extents`), and the clean-ups of
 the finished definition: unused ops and comprehensions (`_dead_code`) and a
 copy of each version that an accumulating statement updates while it is
-still read (`_copy_shared_versions`)."""
+still read afterwards, or that is an argument (a saved version; `_copy_shared_versions`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tcdialect.dialects import tc
@@ -59,6 +59,16 @@ def _dead_code(block: Block) -> None:
                 changed = True
 
 
+def _before(user: Operation, op: Operation) -> bool:
+    """Whether `user` (an op of `op`'s block, or inside one) comes before `op`."""
+    while user.parent_block() is not op.parent_block():
+        parent = user.parent_op()
+        if parent is None:
+            return False
+        user = parent
+    return user is not op and user.is_before_in_block(op)
+
+
 def _copy_shared_versions(block: Block, fresh: Callable[[str], str]) -> None:
     """Versions of one tensor share a buffer once compiled: a version that an
     accumulating statement updates must not be read afterwards. Give such a
@@ -67,8 +77,10 @@ def _copy_shared_versions(block: Block, fresh: Callable[[str], str]) -> None:
         if not isinstance(op, tc.ComprehensionOp) or op.into is None:
             continue
         prev = op.into
-        if prev.has_one_use():
-            continue
+        if isinstance(prev, BlockArgument):
+            pass  # (a saved version, an argument, is never updated)
+        elif all(_before(u.operation, op) for u in prev.uses if u.operation is not op):
+            continue  # read only before the update: in place
         t = prev.type
         assert isinstance(t, tc.TensorType)
         name = fresh(_tensor_name(prev))
