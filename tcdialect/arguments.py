@@ -14,7 +14,10 @@ and by the reference interpreter.
 
 `bf16` tensors are NumPy uint16 arrays of bfloat16 bit patterns
 (`tcdialect.bfloat16`): `numpy_dtype` maps `bf16` to uint16, and errors
-call the dtype `bfloat16`.
+call the dtype `bfloat16`. Arrays of `ml_dtypes.bfloat16` are taken for
+`bf16` inputs and outputs too, as their uint16 views: `prepare_inputs`
+returns those views, and `ml_dtypes_as_bits` makes them for a kernel call's
+inputs and `out=` before any other check.
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ import contextlib
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -43,14 +45,14 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
 from tcdialect.arrays import DeviceArray, device_array
-from tcdialect.bfloat16 import to_bfloat16
+from tcdialect.bfloat16 import is_ml_bfloat16, to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects.tc import ComprehensionOp, DefOp
+from tcdialect.signature import ArgKind, ArgSpec, Signature
 from tcdialect.symbolic import SizeExpr, SymbolicError
 
 Array = np.ndarray[Any, Any]
 InputValue = np.ndarray[Any, Any] | int | float | bool
-ArgKind = Literal["input", "output", "error", "size"]
 
 # --------------------------------------------------------------------- types
 
@@ -91,7 +93,10 @@ def type_name(dt: np.dtype[Any]) -> str:
 def element_type_name(t: Attribute) -> str:
     """How errors name the dtype expected for element type `t`."""
     if isinstance(t, BFloat16Type):
-        return "bfloat16 (a uint16 array of bit patterns, see tcdialect.bfloat16)"
+        return (
+            "bfloat16 (an ml_dtypes.bfloat16 array, or a uint16 array of bit "
+            "patterns, see tcdialect.bfloat16)"
+        )
     return type_name(numpy_dtype(t))
 
 
@@ -183,6 +188,8 @@ def prepare_inputs(
             value = value.view(np.ndarray)  # np.matrix, memmap, ...: the data
         if value.ndim != t.rank:
             raise TCError(f"{where}: expected {t.rank} dimensions but got {value.ndim}")
+        if isinstance(elem, BFloat16Type) and is_ml_bfloat16(value.dtype):
+            value = value.view(np.uint16)
         if value.dtype != dt:
             raise TCError(
                 f"{where}: expected {element_type_name(elem)} but got "
@@ -355,6 +362,46 @@ def _check_device_input(
     return x
 
 
+def ml_dtypes_as_bits(
+    defop: DefOp, inputs: Sequence[Any], out: Any
+) -> tuple[tuple[Any, ...], Any]:
+    """`inputs` and `out` with their `ml_dtypes.bfloat16` arrays viewed as
+    uint16 (no copy); a `TCError` naming the argument for such an array
+    where `defop` declares another type. `out` keeps its form (None, one
+    array, or a tuple or list of them); surplus arguments are viewed too,
+    for the general checks to count."""
+    fname = f"@{defop.sym_name.data}"
+
+    def bits(
+        values: Sequence[Any], names: Sequence[str], types: Sequence[Any], where: str
+    ) -> list[Any]:
+        for i, (x, name, t) in enumerate(zip(values, names, types)):
+            if not isinstance(x, np.ndarray) or not is_ml_bfloat16(x.dtype):
+                continue
+            if not isinstance(t.element_type, BFloat16Type):
+                raise TCError(
+                    where.format(name=name, i=i) + f" of {fname}: expected "
+                    f"{element_type_name(t.element_type)} but got bfloat16"
+                )
+        return [
+            x.view(np.uint16)
+            if isinstance(x, np.ndarray) and is_ml_bfloat16(x.dtype)
+            else x
+            for x in values
+        ]
+
+    arrays = bits(
+        inputs, defop.input_names, defop.input_types, "input '{name}' (argument {i})"
+    )
+    if out is None:
+        return tuple(arrays), None
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    views = bits(
+        outs, defop.output_names, defop.output_types, "output '{name}' (out[{i}])"
+    )
+    return tuple(arrays), (views if isinstance(out, tuple | list) else views[0])
+
+
 def bind_sizes(defop: DefOp, inputs: Sequence[InputValue]) -> dict[str, int]:
     """The size parameters of `defop` bound from the shapes of `inputs`.
 
@@ -490,25 +537,6 @@ def check_temporaries(
 
 
 # ------------------------------------------------------- calling convention
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One argument of a compiled definition's entry function."""
-
-    kind: ArgKind
-    name: str
-    #: For buffers: the dimensions whose extent is passed at run time.
-    dynamic_dims: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Signature:
-    """The calling convention of an `affine`-stage entry function."""
-
-    args: tuple[ArgSpec, ...]
-    #: Tensors whose reads are checked at run time, by error code - 1.
-    checked: tuple[str, ...]
 
 
 def _names(func: FuncOp, attr: str) -> list[str]:

@@ -18,16 +18,30 @@ Rounding is to nearest, ties to even; a value beyond the largest bfloat16
 rounds to infinity, a NaN stays a (quiet) NaN of the same sign. Values that
 are not float32 are converted to float32 first (so float64 data is rounded
 twice, as compiled code converts float64 to bfloat16 through float32).
+
+Arrays of `ml_dtypes.bfloat16` (the dtype of JAX and TensorFlow) are taken
+too wherever a `bfloat16` tensor is expected, as inputs and as `out=`
+arrays: they are viewed as uint16 (`as_bits`, no copy). `ml_dtypes` stays
+optional: such arrays are told by their dtype (`is_ml_bfloat16`), without
+importing it. A kernel call whose inputs include such arrays returns its
+new `bfloat16` outputs as such arrays too (`ml_dtypes_result`), views of
+the uint16 results::
+
+    >>> import ml_dtypes
+    >>> x = np.array([1.0, 0.1], ml_dtypes.bfloat16)
+    >>> as_bits(x)
+    array([16256, 15821], dtype=uint16)
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["from_bfloat16", "round_to_bfloat16", "to_bfloat16"]
+__all__ = ["as_bits", "from_bfloat16", "round_to_bfloat16", "to_bfloat16"]
 
 Array = np.ndarray[Any, Any]
 
@@ -58,3 +72,32 @@ def round_to_bfloat16(x: ArrayLike) -> Array:
     """`x` rounded to bfloat16 precision, as float32 (the reference
     interpreter's form of bfloat16 values in a computation)."""
     return from_bfloat16(to_bfloat16(x))
+
+
+def is_ml_bfloat16(dt: np.dtype[Any]) -> bool:
+    """Whether `dt` is `ml_dtypes.bfloat16` (told without importing ml_dtypes)."""
+    return dt.itemsize == 2 and dt.kind == "V" and dt.name == "bfloat16"
+
+
+def as_bits(x: Array) -> Array:
+    """`x` as uint16 bit patterns: a view of an `ml_dtypes.bfloat16` array,
+    else `x` itself."""
+    return x.view(np.uint16) if is_ml_bfloat16(x.dtype) else x
+
+
+def ml_bfloat16_dtype(arrays: Iterable[Any]) -> np.dtype[Any] | None:
+    """The dtype of the first `ml_dtypes.bfloat16` NumPy array of `arrays`."""
+    for x in arrays:
+        if isinstance(x, np.ndarray) and is_ml_bfloat16(x.dtype):
+            return x.dtype
+    return None
+
+
+def ml_dtypes_result(
+    outputs: Sequence[Array], bfloat16: Sequence[bool], dtype: np.dtype[Any] | None
+) -> list[Array]:
+    """`outputs` with the `bfloat16` ones (uint16 bit patterns) viewed as
+    `dtype` (`ml_dtypes.bfloat16`, from the call's inputs), when not None."""
+    if dtype is None:
+        return list(outputs)
+    return [o.view(dtype) if bf else o for o, bf in zip(outputs, bfloat16)]

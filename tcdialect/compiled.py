@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcdialect.arguments import Signature
 from tcdialect.backend.base import CallPlan, Launcher
+from tcdialect.signature import Signature
 
 
 @dataclass
@@ -32,6 +32,8 @@ class CompiledKernel:
     #: The call plans made for it, by shape key (shared by every `Kernel`
     #: that finds this compiled code in the cache).
     plans: dict[tuple[Any, ...], CallPlan] = field(default_factory=dict, repr=False)
+    #: The digest of its entry in the persistent cache (None: not there).
+    cache_digest: str | None = None
 
 
 class KernelCache:

@@ -141,6 +141,20 @@ class OutOfBoundsRead(TCError):
         )
 
 
+class OutOfBoundsAccess(TCError):
+    """The reference interpreter's account of an access outside its tensor,
+    with where it is: the tensor, the subscript `dim`, and the statement (its
+    target, and `ordinal`: how many statements writing that target come
+    before it), from which `Kernel` finds the access in the source."""
+
+    def __init__(
+        self, message: str, tensor: str, dim: int, statement: str, ordinal: int
+    ):
+        super().__init__(message)
+        self.tensor, self.dim = tensor, dim
+        self.statement, self.ordinal = statement, ordinal
+
+
 def render_all(diagnostics: Sequence[Diagnostic]) -> str:
     return "\n".join(d.render() for d in diagnostics)
 

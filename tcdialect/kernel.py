@@ -37,33 +37,28 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, ModuleOp
-from xdsl.dialects.func import FuncOp
 
-from tcdialect.arguments import (
-    check_outputs,
-    check_temporaries,
-    inputs_by_name,
-    numpy_dtype,
-    prepare_inputs,
-    signature_of,
-)
-from tcdialect.backend.base import CallPlan
 from tcdialect.backend.registry import get_backend
 from tcdialect.compiled import KERNELS, CompiledKernel, clear_cache
-from tcdialect.diagnostics import OutOfBoundsRead, TCError
-from tcdialect.dialects.tc import DefOp
-from tcdialect.pipeline import (
-    COMMON_STAGES,
-    Lowering,
-    format_sizes,
-    lower,
-    make_context,
-    run_passes,
+from tcdialect.diagnostics import (
+    Diagnostic,
+    OutOfBoundsAccess,
+    OutOfBoundsRead,
+    Span,
+    TCError,
 )
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from tcdialect.backend.base import CallPlan
+    from tcdialect.cache.quick import Interface, QuickStart
+    from tcdialect.dialects.tc import DefOp
+    from tcdialect.frontend.sema import CheckedDef
+    from tcdialect.pipeline import Lowering
 
 Array = np.ndarray[Any, Any]
 
@@ -109,7 +104,20 @@ def _returned(out: Any, outputs: list[Array]) -> Array | tuple[Array, ...]:
 
 
 class Kernel:
-    """A TC definition, compiled per input shapes on first call."""
+    """A TC definition, compiled per input shapes on first call.
+
+    `checked` (the frontend's checked definition) and `defop` (its `tc.def`)
+    are made at `define`, except when the persistent cache's quick-start
+    records (`tcdialect.cache.quick`) show that the frontend accepted this
+    very source before: then on first use, and a call whose compiled code
+    the cache holds runs without them.
+    """
+
+    checked: CheckedDef
+    defop: DefOp
+    #: Whether calls may use the cache's quick-start records (a kernel whose
+    #: definition is not its source's, such as a derived one, may not).
+    quick_start: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -120,26 +128,28 @@ class Kernel:
         options: Any = None,
         filename: str = "<string>",
     ):
-        from tcdialect.frontend import analyze, lower_def
-
         if target == "cuda" and os.environ.get("TCDIALECT_CUDA_SIM") == "1":
             target = "cuda-sim"  # as numba's NUMBA_ENABLE_CUDASIM
         self.backend = get_backend(target)
         self.options = self.backend.check_options(options)
+        if not isinstance(source, str):
+            self._frontend(source, entry, filename)  # (raises the TCError)
         self.source = source
         self.target = target
-        program = analyze(source, filename)
-        self.checked = program.get(entry)
-        self.entry = self.checked.name
-        self.defop: DefOp = lower_def(self.checked)
-        self.out_dtypes = [numpy_dtype(t.element_type) for t in self.defop.output_types]
-        self.out_names = list(self.defop.output_names)
-        self.out_bfloat16 = tuple(
-            isinstance(t.element_type, BFloat16Type) for t in self.defop.output_types
-        )
+        self._filename = filename
+        self._quick = self._quick_start(source, entry, options is None)
+        interface = self._quick.interface() if self._quick is not None else None
+        if interface is None:
+            interface = self._frontend(source, entry, filename)
+        self.entry = interface.entry
+        if self._quick is not None:
+            self._quick.resolved(self.entry)
+        self.out_dtypes = [np.dtype(d) for d in interface.out_dtypes]
+        self.out_names = list(interface.outputs)
+        self.out_bfloat16 = interface.out_bfloat16
         self._specialize = self.backend.specialize(self.options)
         #: Scalar inputs that drive sizes: their values are part of every key.
-        self._scalar_sizes = self.defop.scalar_size_names
+        self._scalar_sizes = interface.scalar_sizes
         #: Whether a call uses options the tuner stored for its sizes
         #: (`tcdialect.tune.tuned_options`): only when none were given.
         self._tunable = options is None
@@ -154,6 +164,65 @@ class Kernel:
             # PyTorch is in use: ready its custom ops before torch.compile
             # traces a call of this kernel (tcdialect.torch_ops)
             import tcdialect.torch_ops  # noqa: F401
+
+    def _quick_start(
+        self, source: str, entry: str | None, default_options: bool
+    ) -> QuickStart | None:
+        """This kernel's quick-start records; None when the cache is off or
+        the target takes no part."""
+        if not type(self).quick_start or os.environ.get("TCDIALECT_CACHE") == "0":
+            return None
+        identity = self.backend.quick_identity()
+        if identity is None:
+            return None
+        from tcdialect.cache import CacheStore
+        from tcdialect.cache.quick import QuickStart
+
+        store = CacheStore.from_env()
+        if store is None:
+            return None
+        # "default": the kernel may use tuned options, which the record names
+        options = "default" if default_options else repr(self.options)
+        return QuickStart(store, source, entry, self.target, options, identity)
+
+    def _frontend(
+        self, source: Any, entry: str | None, filename: str, record: bool = True
+    ) -> Interface:
+        """Run the frontend on `source` (`TCError` on a problem), keep
+        `checked` and `defop`, and return the interface (recorded for quick
+        starts when `record`)."""
+        from xdsl.dialects.builtin import BFloat16Type
+
+        from tcdialect.arguments import numpy_dtype
+        from tcdialect.cache.quick import Interface
+        from tcdialect.frontend import analyze, lower_def
+
+        program = analyze(source, filename)
+        checked = program.get(entry)
+        defop = lower_def(checked)
+        self.checked, self.defop = checked, defop
+        interface = Interface(
+            checked.name,
+            tuple(defop.input_names),
+            tuple(defop.output_names),
+            tuple(numpy_dtype(t.element_type).str for t in defop.output_types),
+            tuple(isinstance(t.element_type, BFloat16Type) for t in defop.output_types),
+            tuple(defop.scalar_size_names),
+        )
+        quick = self.__dict__.get("_quick")
+        if record and quick is not None and not program.warnings:
+            quick.save_interface(interface)  # (warnings show at every define)
+        return interface
+
+    def __getattr__(self, name: str) -> Any:
+        # `checked` and `defop` of a kernel defined from the quick-start
+        # records: the frontend runs on first use (it accepted this source)
+        if name in ("checked", "defop") and "_filename" in self.__dict__:
+            self._frontend(self.source, self.entry, self._filename, record=False)
+            return self.__dict__[name]
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}"
+        )
 
     # Identity (as object's), spelled out: a Kernel is a constant argument of
     # functions torch.compile does not trace (`tcdialect.torch_ops`).
@@ -170,11 +239,15 @@ class Kernel:
     def lowering(self) -> Lowering:
         """The target, options and machine this kernel is compiled for
         (the machine is read on first use, not at `define`)."""
+        from tcdialect.pipeline import Lowering
+
         return Lowering(self.backend, self.options, self.backend.info())
 
     @property
     def stages(self) -> tuple[str, ...]:
         """Every stage `ir` can show for this kernel's target."""
+        from tcdialect.pipeline import COMMON_STAGES
+
         return (*COMMON_STAGES, *self.backend.stages)
 
     # ------------------------------------------------------------ inputs
@@ -205,6 +278,8 @@ class Kernel:
         for i, x in enumerate(inputs):
             if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
                 self._not_contiguous(i)
+        from tcdialect.arguments import check_temporaries, prepare_inputs
+
         arrays, sizes = prepare_inputs(
             self.defop, inputs, device=self.backend.device_arrays
         )
@@ -229,6 +304,8 @@ class Kernel:
             return self.backend.new_outputs(
                 bound.out_shapes, self.out_dtypes, inputs, self.out_bfloat16
             )
+        from tcdialect.arguments import check_outputs
+
         return check_outputs(
             self.defop,
             out,
@@ -255,13 +332,98 @@ class Kernel:
             self._seen_generation = KERNELS.generation
         compiled = self._compiled.get(key)
         if compiled is None:
+            quick = self._quick if self._quick_key(key) else None
+            tuning = self._tuning_state(bound.sizes) if quick is not None else None
             options = self._options_for(bound.sizes)
             compiled = KERNELS.get_or_compile(
                 self._cache_key(key, options),
                 lambda: self._compile(bound.sizes, options),
             )
             self._compiled[key] = compiled
+            if quick is not None and compiled.cache_digest is not None:
+                from tcdialect.cache.quick import CallRecord
+                from tcdialect.tune.space import options_fields
+
+                record = CallRecord(
+                    compiled.cache_digest,
+                    dict(bound.sizes),
+                    list(bound.out_shapes),
+                    options_fields(options),
+                    tuning,
+                )
+                quick.save_call(key, record)
         return compiled
+
+    def _quick_key(self, key: tuple[Any, ...]) -> bool:
+        """Whether calls of shape key `key` may have a quick-start record:
+        specialised code of plain NumPy inputs."""
+        return (
+            self._quick is not None
+            and self._specialize
+            and not self._scalar_sizes
+            and len(key) == 2 * len(self.defop.input_names)
+        )
+
+    def _tuning_state(self, sizes: Mapping[str, int]) -> tuple[str, str | None] | None:
+        """The state of the tuning record a call of `sizes` consults (None
+        when it consults none), for its quick-start record."""
+        if not (self._tunable and self._quick is not None):
+            return None
+        from tcdialect.cache.quick import tuning_state
+        from tcdialect.tune.record import tuning_key
+
+        return tuning_state(self._quick.store, tuning_key(self, sizes))
+
+    def _quick_compiled(
+        self, inputs: Sequence[Any]
+    ) -> tuple[tuple[Any, ...], _Bound, CompiledKernel] | None:
+        """The shape key, bound sizes and compiled code of a call of plain
+        contiguous NumPy `inputs` from the quick-start records, loaded
+        without the frontend or the compiler; None on any miss."""
+        assert self._quick is not None
+        key: list[Any] = []
+        for x in inputs:
+            if type(x) is not np.ndarray or not x.flags.c_contiguous:
+                return None
+            key += (x.shape, x.dtype)
+        shape_key = tuple(key)
+        found = self._quick.call(shape_key)
+        if found is None:
+            return None
+        record, entry = found
+        from tcdialect.cache import STATS
+        from tcdialect.cache.key import signature_from_json
+        from tcdialect.tune.space import options_from_fields
+
+        start = time.perf_counter()
+        signature = signature_from_json(entry.meta.get("signature"))
+        try:
+            options = options_from_fields(self.backend.options_class, record.options)
+            launcher = (
+                self.backend.load(entry.payload, self.entry, signature, options)
+                if signature is not None
+                and sum(a.kind == "input" for a in signature.args) == len(inputs)
+                else None
+            )
+        except Exception:  # a cache problem is never the user's: full path
+            return None
+        if launcher is None or signature is None:
+            return None
+        STATS.hits += 1
+        bound = _Bound(record.sizes, record.out_shapes)
+        loaded = CompiledKernel(
+            launcher,
+            signature,
+            dict(record.sizes),
+            time.perf_counter() - start,
+            cache_digest=record.kernel,
+        )
+        compiled = KERNELS.get_or_compile(
+            (*self._key_prefix, "quick", record.kernel, shape_key), lambda: loaded
+        )
+        self._bound[shape_key] = bound
+        self._compiled[shape_key] = compiled
+        return shape_key, bound, compiled
 
     def _options_for(self, sizes: Mapping[str, int]) -> Any:
         """The options to compile `sizes` with: the tuner's for these sizes
@@ -287,6 +449,8 @@ class Kernel:
         return best
 
     def _tc_module(self) -> ModuleOp:
+        from xdsl.dialects.builtin import ModuleOp
+
         return ModuleOp([self.defop.clone()])
 
     def _disk_slot(
@@ -313,7 +477,12 @@ class Kernel:
         """Compiled code for `sizes`: from the persistent cache
         (`tcdialect.cache`, unless `TCDIALECT_CACHE=0`) when it holds it,
         else the pipeline runs and the code is stored there."""
+        from xdsl.dialects.func import FuncOp
+
         from tcdialect import cache
+        from tcdialect.arguments import signature_of
+        from tcdialect.cache.store import key_digest
+        from tcdialect.pipeline import format_sizes, make_context, run_passes
 
         start = time.perf_counter()
         slot = self._disk_slot(sizes, options)
@@ -326,6 +495,7 @@ class Kernel:
                     signature,
                     dict(sizes) if self._specialize else None,
                     time.perf_counter() - start,
+                    cache_digest=key_digest(slot[1]),
                 )
         cache.STATS.compiles += 1
         lowering = dataclasses.replace(self.lowering, options=options)
@@ -350,13 +520,15 @@ class Kernel:
         for stage in stages[stages.index("affine") + 1 :]:
             run_passes(ctx, module, lowering.stage_passes(stage))
         launcher = self.backend.compile(module, self.entry, signature, options)
-        if slot is not None:
-            cache.remember(*slot, self.backend, launcher, signature)
+        stored = slot is not None and cache.remember(
+            *slot, self.backend, launcher, signature
+        )
         return CompiledKernel(
             launcher,
             signature,
             dict(sizes) if self._specialize else None,
             time.perf_counter() - start,
+            cache_digest=key_digest(slot[1]) if slot is not None and stored else None,
         )
 
     def compile(self, *inputs: Any) -> CompiledKernel:
@@ -390,22 +562,63 @@ class Kernel:
         self, err: OutOfBoundsRead, inputs: Sequence[Any], named: Mapping[str, Any]
     ) -> TCError:
         """`err` with the reference interpreter's account of the first bad
-        read (the index tensor's element and value, the valid range), when
-        the inputs are host arrays (it runs the definition again)."""
+        access (the index tensor's element and value, the valid range) and
+        where it is in the source, when the inputs are host arrays (it runs
+        the definition again)."""
         from tcdialect import reference
+        from tcdialect.arguments import inputs_by_name
 
         args = list(inputs_by_name(self.defop, inputs, named) if named else inputs)
         if not all(isinstance(a, np.ndarray | np.generic | int | float) for a in args):
             return err
         try:
             reference.run(self.defop, None, args)
-        except TCError as found:
-            detail = str(found).removeprefix("error: ")
-            if detail.startswith(f"read of tensor '{err.tensor}' out of bounds"):
-                return TCError(
-                    f"{detail}; the read was skipped, so the outputs are invalid"
+        except OutOfBoundsAccess as found:
+            if found.tensor == err.tensor:
+                message = (
+                    str(found).removeprefix("error: ")
+                    + "; the read was skipped, so the outputs are invalid"
                 )
+                span = self._access_span(found)
+                return TCError(Diagnostic("error", message, span))
+        except TCError:
+            pass
         return err
+
+    def _access_span(self, found: OutOfBoundsAccess) -> Span | None:
+        """The source of the access `found` describes: in its statement, the
+        first access of its tensor whose subscript `found.dim` reads a
+        tensor (data-dependent), else the first access of that tensor."""
+        from tcdialect.frontend import ast
+
+        statements = [s for s in self.checked.statements if s.target == found.statement]
+        if found.ordinal >= len(statements):
+            return None
+        st = statements[found.ordinal]
+        accesses: list[ast.Access] = []
+        pending: list[object] = [st.stmt.rhs, *st.lets.values()]
+        while pending:
+            node = pending.pop(0)
+            if isinstance(node, ast.Access):
+                if node.callee.name == found.tensor and len(node.args) > found.dim:
+                    accesses.append(node)
+                pending.extend(node.args)
+            elif isinstance(node, ast.Expr):
+                pending.extend(
+                    v for v in vars(node).values() if isinstance(v, ast.Expr)
+                )
+
+        def reads_a_tensor(e: ast.Expr) -> bool:
+            if isinstance(e, ast.Access) and e.callee.name in self.checked.tensors:
+                return True
+            return any(
+                reads_a_tensor(v) for v in vars(e).values() if isinstance(v, ast.Expr)
+            )
+
+        for a in accesses:
+            if reads_a_tensor(a.args[found.dim]):
+                return a.span
+        return accesses[0].span if accesses else None
 
     def _invoke(
         self,
@@ -415,6 +628,8 @@ class Kernel:
         named: Mapping[str, Any],
     ) -> Array | tuple[Array, ...]:
         if named:
+            from tcdialect.arguments import inputs_by_name
+
             inputs = tuple(inputs_by_name(self.defop, inputs, named))
         for x in inputs:
             if type(x) is not np.ndarray and type(x).__module__.startswith("torch"):
@@ -488,10 +703,35 @@ class Kernel:
         self, inputs: Sequence[Any], out: Any, stream: Any = None
     ) -> Array | tuple[Array, ...]:
         """The general call: every check, precise errors, then the plan for the key."""
-        arrays, key, bound = self._prepare(inputs)
-        compiled = self._compiled.get(key)
-        if compiled is None or self._seen_generation != KERNELS.generation:
-            compiled = self._get_compiled(key, bound)
+        from tcdialect.bfloat16 import ml_bfloat16_dtype, ml_dtypes_result
+
+        outs = out if isinstance(out, tuple | list) else () if out is None else (out,)
+        ml = ml_bfloat16_dtype(inputs)
+        if ml is not None or ml_bfloat16_dtype(outs) is not None:
+            # ml_dtypes.bfloat16 arrays: called on their uint16 views
+            from tcdialect.arguments import ml_dtypes_as_bits
+
+            arrays, views = ml_dtypes_as_bits(self.defop, inputs, out)
+            result = self._invoke(arrays, views, stream, {})
+            if out is not None:
+                return _returned(out, list(outs))
+            new = list(result) if isinstance(result, tuple) else [result]
+            return _returned(None, ml_dtypes_result(new, self.out_bfloat16, ml))
+        quick = (
+            self._quick_compiled(inputs)
+            if self._quick is not None
+            and "defop" not in self.__dict__
+            and not self._compiled
+            else None
+        )
+        if quick is not None:
+            key, bound, compiled = quick
+            arrays = list(inputs)
+        else:
+            arrays, key, bound = self._prepare(inputs)
+            compiled = self._compiled.get(key)
+            if compiled is None or self._seen_generation != KERNELS.generation:
+                compiled = self._get_compiled(key, bound)
         outputs = self._outputs(bound, out, arrays)
         plan = self._plans.get(key)
         if plan is None:
@@ -524,6 +764,8 @@ class Kernel:
         import io
 
         from xdsl.printer import Printer
+
+        from tcdialect.pipeline import lower, make_context
 
         stages = self.stages
         if stage not in stages:

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
-    from tcdialect.arguments import Signature
     from tcdialect.poly.schedule import ScheduleOptions
+    from tcdialect.signature import Signature
 
 
 @dataclass(frozen=True)
@@ -249,6 +249,13 @@ class Backend(ABC):
         """Versions of this target's code generators (LLVM, a CUDA
         toolkit, ...), by name: part of every cache key of its code."""
         return {}
+
+    def quick_identity(self) -> str | None:
+        """A cheap stand-in for `info()` in the cache's quick-start records
+        (`tcdialect.cache.quick`): a string that differs whenever `info()`
+        would, made without the code generator; None (the default) leaves
+        this target out of quick starts."""
+        return None
 
     def new_outputs(
         self,

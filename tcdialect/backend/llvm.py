@@ -47,7 +47,6 @@ the op.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -72,10 +71,6 @@ from xdsl.utils.exceptions import LLVMTranslationException
 from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import nvvm
-
-#: One lock for every use of llvmlite's LLVM in this process (the CPU JIT
-#: and PTX emission share LLVM's global context, which is not thread-safe).
-LLVM_LOCK = threading.RLock()
 
 # The llvmlite stubs that come with xDSL leave out attributes llvmlite has
 # (`Value.type`, `align`, `initializer`, ...) and type `call(tail=)` as a bool

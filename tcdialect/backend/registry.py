@@ -22,10 +22,13 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from tcdialect.backend.base import Backend
 from tcdialect.diagnostics import TCError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "tcdialect.targets"
 
@@ -83,6 +86,8 @@ def _load_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
+    from importlib.metadata import entry_points  # (25 ms: only when needed)
+
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         _FACTORIES.setdefault(ep.name, functools.partial(_from_entry_point, ep))
 
@@ -100,8 +105,10 @@ def get_backend(name: str) -> Backend:
         backend = _INSTANCES.get(name)
         if backend is not None:
             return backend
-        _load_entry_points()
         factory = _FACTORIES.get(name)
+        if factory is None:
+            _load_entry_points()
+            factory = _FACTORIES.get(name)
     if factory is None:
         raise TCError(
             f"unknown target '{name}'; the targets are: {', '.join(target_names())}"

@@ -35,8 +35,8 @@ from tcdialect.cache.key import kernel_key, signature_from_json, signature_json
 from tcdialect.cache.store import CacheStore, CacheWarning
 
 if TYPE_CHECKING:
-    from tcdialect.arguments import Signature
     from tcdialect.backend.base import Backend, Launcher
+    from tcdialect.signature import Signature
 
 
 @dataclass

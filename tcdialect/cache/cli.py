@@ -4,7 +4,8 @@
 
     tc-cache [--dir DIR] list             one line per entry: digest, bytes,
                                           last use, target, entry, sizes
-                                          (and whether it is the tuner's record)
+                                          (and whether it is the tuner's record
+                                          or a quick-start one)
     tc-cache [--dir DIR] info [DIGEST]    the directory, its size and cap; or
                                           one entry's key, meta and tuning
     tc-cache [--dir DIR] clear            remove every entry
@@ -101,6 +102,7 @@ class TcCacheMain:
                 f"{_when(found.used)}  {key.get('target')}  "
                 f"{key.get('entry')}  {_sizes(found)}"
                 + ("  (tuning record)" if key.get("options") == "tuned" else "")
+                + (f"  ({key['kind']} record)" if "kind" in key else "")
             )
         return 0
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib.metadata
 import io
 import os
 from collections.abc import Mapping
@@ -41,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 from tcdialect.cache.store import FORMAT
 
 if TYPE_CHECKING:
-    from tcdialect.arguments import Signature
     from tcdialect.backend.base import Backend, TargetInfo
     from tcdialect.dialects.tc import DefOp
+    from tcdialect.signature import Signature
 
 
 def canonical_definition(defop: DefOp) -> str:
@@ -88,6 +87,8 @@ def tree_digest(root: str) -> str:
 
 
 def _version(distribution: str) -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -153,7 +154,7 @@ def signature_json(signature: Signature) -> dict[str, Any]:
 
 def signature_from_json(data: Any) -> Signature | None:
     """The `Signature` of `signature_json`'s output; None if it is not one."""
-    from tcdialect.arguments import ArgSpec, Signature
+    from tcdialect.signature import ArgSpec, Signature
 
     try:
         args = tuple(

@@ -17,7 +17,7 @@ the captures, with no results.
 
 The runtime's ABI symbols are defined here, once: `convert-to-llvm` emits calls
 to them and the CPU backend defines them (`PARALLEL_FOR_SYMBOL`,
-`NUM_THREADS_SYMBOL`, `PARALLEL_TEAM_SYMBOL`).
+`NUM_THREADS_SYMBOL`, `PARALLEL_TEAM_SYMBOL`, in `tcdialect.runtime.abi`).
 """
 
 from __future__ import annotations
@@ -37,19 +37,6 @@ from xdsl.irdl import (
 )
 from xdsl.traits import SymbolTable, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
-
-PARALLEL_FOR_SYMBOL = "__tc_parallel_for"
-"""`void @__tc_parallel_for(ptr fn, ptr ctx, i64 n)`: what `tcrt.parallel_for`
-lowers to. Calls `fn(ctx, begin, end)` (a `void(ptr, i64, i64)`) on disjoint
-chunks covering `[0, n)` and returns when all are done; `n <= 0` calls nothing."""
-
-NUM_THREADS_SYMBOL = "__tc_num_threads"
-"""`@__tc_num_threads = global i32 1`: the team size of a compiled module's
-`__tc_parallel_for` (1: every call runs sequentially on the caller)."""
-
-PARALLEL_TEAM_SYMBOL = "__tc_parallel_team"
-"""`void @__tc_parallel_team(ptr fn, ptr ctx, i64 n, i32 threads)`: the
-process-wide thread team `__tc_parallel_for` hands chunks to."""
 
 
 class _ParallelForCallee(SymbolUserOpInterface):

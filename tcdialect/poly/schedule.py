@@ -60,12 +60,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
-import numpy as np
 
 from tcdialect.diagnostics import TCError
+from tcdialect.poly.options import FUSIONS, tile_sizes
 from tcdialect.poly.scop import Access, Scop
 
-FUSIONS: tuple[str, ...] = ("max", "preserve3coincident", "min")
 PARALLEL_MARK = "parallel"
 
 
@@ -130,30 +129,6 @@ class TilePolicy:
 
 
 #: Largest tile size: tile loops' bounds are 32-bit integers in isl's AST.
-MAX_TILE = 2**31 - 1
-
-
-def tile_sizes(tile: Any) -> tuple[int, ...] | None:
-    """`tile` (None, or a tuple or list of integers, NumPy's included) as a
-    tuple of ints in [0, MAX_TILE]; anything else is a `TCError`."""
-    if tile is None:
-        return None
-    if not isinstance(tile, tuple | list) or not all(
-        isinstance(t, int | np.integer) and not isinstance(t, bool | np.bool_)
-        for t in tile
-    ):
-        raise TCError(
-            f"tile sizes must be a tuple of integers >= 0 (one per band member, "
-            f"e.g. (32, 32, 0)), not {tile!r}"
-        )
-    out = tuple(int(t) for t in tile)
-    if any(t < 0 or t > MAX_TILE for t in out):
-        raise TCError(
-            f"tile sizes must be integers >= 0 and <= {MAX_TILE}, not {tile!r}"
-        )
-    return out
-
-
 def _items(lst: Any) -> list[Any]:
     """The elements of an isl list (islpy's lists are not iterable)."""
     n = next(getattr(lst, a)() for a in dir(lst) if a.startswith("n_"))

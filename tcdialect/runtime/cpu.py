@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from tcdialect.arguments import Signature
 from tcdialect.diagnostics import OutOfBoundsRead, TCError
+from tcdialect.signature import Signature
 
 Array = np.ndarray[Any, Any]
 

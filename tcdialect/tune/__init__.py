@@ -77,7 +77,7 @@ def autotune(
     """
     from tcdialect.tune.tuner import Tuner
 
-    return (
+    best = (
         Tuner(
             kernel,
             inputs,
@@ -98,6 +98,26 @@ def autotune(
         .run()
         .options
     )
+    _prime_quick_start(kernel, inputs)
+    return best
+
+
+def _prime_quick_start(kernel: Kernel, inputs: tuple[Any, ...]) -> None:
+    """Load the tuned code once through a kernel of `kernel`'s source with
+    default options (those that use tuned ones): that writes the cache's
+    quick-start record (`tcdialect.cache.quick`), so that the first call of
+    these shapes in a new process loads the tuned code without the compiler."""
+    from tcdialect.diagnostics import TCError
+    from tcdialect.kernel import Kernel
+
+    if not type(kernel).quick_start:
+        return
+    try:
+        plain = Kernel(kernel.source, kernel.entry, target=kernel.target)
+        if plain._quick is not None:  # pyright: ignore[reportPrivateUsage]
+            plain.compile(*inputs)
+    except TCError:
+        pass  # (only a head start: the first plain call does the same)
 
 
 __all__ = ["autotune", "tuned_options", "tuning_record"]

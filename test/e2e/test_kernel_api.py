@@ -468,7 +468,12 @@ def test_out_of_bounds_gather_names_the_index_element(target: str) -> None:
         "was skipped"
     )
     for _ in range(2):  # the first call and the cached one
-        with pytest.raises(TCError, match=re.escape(want)):
+        with pytest.raises(TCError, match=re.escape(want)) as raised:
             k(E, bad)
+    # and where: the access, located with a caret under it
+    lines = str(raised.value).splitlines()
+    assert lines[0].startswith("<string>:2:"), lines
+    assert lines[1].strip() == "O(k, d) +=! E(Idx(k, r_l) + 1, d)"
+    assert lines[2].strip() == "^" + "~" * (len("E(Idx(k, r_l) + 1, d)") - 1)
     with pytest.raises(TCError, match=re.escape(want)):
         k(E=E, Idx=bad)

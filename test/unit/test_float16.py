@@ -294,8 +294,9 @@ def test_bfloat16_inputs_are_uint16_bit_patterns() -> None:
     assert from_bfloat16(y).tolist() == [2.0, -4.0, 7.0]
     with pytest.raises(
         TCError,
-        match=r"input 'X' \(argument 0\) of @f: expected bfloat16 \(a uint16 array "
-        r"of bit patterns, see tcdialect.bfloat16\) but got float32",
+        match=r"input 'X' \(argument 0\) of @f: expected bfloat16 \(an ml_dtypes"
+        r"\.bfloat16 array, or a uint16 array of bit patterns, see tcdialect.bfloat16\) "
+        r"but got float32",
     ):
         run(src, from_bfloat16(x), 0.5)
     with pytest.raises(TCError, match=r"input 's' \(argument 1\) of @f: expected bf"):

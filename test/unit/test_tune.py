@@ -46,9 +46,13 @@ def test_candidate_sizes_are_tcs() -> None:
 def test_cpu_space_round_trips_the_defaults() -> None:
     space = SearchSpace.of(CpuOptions(), SIZES, INFO)
     assert set(space.values) == {
-        "fusion", "tile[0]", "tile[1]", "tile[2]", "register_tile", "threads", "specialize"
+        "fusion", "tile[0]", "tile[1]", "tile[2]", "register_tile", "threads",
+        "vector_bits", "prefetch", "prefetch_max_bytes", "nontemporal",
+        "nontemporal_min_bytes", "specialize",
     }  # fmt: skip
     assert space.values["threads"] == (1, 2, 3, 4)
+    # widths up to the target's own (INFO's vector_bits)
+    assert space.values["vector_bits"][-1] == INFO.vector_bits
     genes = space.encode(CpuOptions())
     assert space.decode(genes) == CpuOptions()
     tiled = space.decode({**genes, "tile[0]": 32, "tile[1]": 16})
@@ -56,6 +60,24 @@ def test_cpu_space_round_trips_the_defaults() -> None:
     assert space.encode(tiled)["tile[2]"] is None
     # an element left out before one that is not: not options
     assert space.decode({**genes, "tile[1]": 16}) is None
+
+
+def test_cpu_limits_come_from_the_target() -> None:
+    """The cache-derived defaults follow the `TargetInfo`, not this host;
+    explicit options win, and a vector width beyond the target's is clamped."""
+    info = INFO.with_(cache_bytes=(32 << 10, 1 << 20, 64 << 20), vector_bits=256)
+    limits = CpuOptions().limits(info)
+    assert (limits.prefetch_max_bytes, limits.nontemporal_min_bytes) == (
+        512 << 10,
+        16 << 20,
+    )
+    assert CpuOptions().limits(INFO.with_(cache_bytes=())).prefetch_max_bytes == (
+        256 << 10
+    )
+    chosen = CpuOptions(vector_bits=512, prefetch_max_bytes=4096).limits(info)
+    assert (chosen.vector_bits, chosen.prefetch_max_bytes) == (256, 4096)
+    with pytest.raises(TCError, match="vector_bits"):
+        CpuOptions(vector_bits=100)
 
 
 def test_cuda_space_declares_tcs_fields_and_rejects_big_blocks() -> None:

@@ -9,13 +9,15 @@ passes as explicit options; nothing below `tcdialect.backend` reads the host.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from pathlib import Path
 
 from tcdialect.backend.base import TargetInfo
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -55,6 +57,27 @@ def _vector_bits(features: set[str]) -> int:
 
 
 @functools.cache
+def host_identity() -> str | None:
+    """The CPU as Linux describes it (`/proc/cpuinfo`'s first model name and
+    flags, the cores, the caches), hashed: what `host_info` reads from LLVM
+    follows from it, and reading it imports nothing. None elsewhere."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    first = text.split("\n\n", 1)[0]
+    wanted = ("vendor_id", "cpu family", "model", "model name", "flags", "Features",
+              "CPU implementer", "CPU part")  # fmt: skip
+    lines = sorted(
+        line for line in first.splitlines() if line.split(":")[0].strip() in wanted
+    )
+    if not lines:
+        return None
+    described = "\n".join([*lines, f"cores {cores()}", f"caches {_cache_bytes()}"])
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
+@functools.cache
 def host_info() -> TargetInfo:
     """The `TargetInfo` of the CPU this process runs on."""
     from tcdialect.backend.cpu.jit import host
@@ -66,7 +89,7 @@ def host_info() -> TargetInfo:
         triple=h.target.triple,
         features=tuple(sorted(f for f in features if f.startswith("+"))),
         vector_bits=_vector_bits(features),
-        cores=_cores(),
+        cores=cores(),
         cache_bytes=_cache_bytes(),
         # `llvm.ldexp` is x86's `vscalef` with AVX-512; elsewhere a libm call
         native_ldexp="+avx512f" in features,

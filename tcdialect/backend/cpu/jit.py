@@ -40,28 +40,27 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import json
 import os
-import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llvmlite import binding, ir
-from xdsl.dialects.builtin import ModuleOp
+from llvmlite import binding
 
 from tcdialect.backend.cpu.object_code import undefined_symbols
-from tcdialect.backend.llvm import LLVM_LOCK, to_llvmlite
+from tcdialect.backend.cpu.payload import decode_payload, encode_payload
 from tcdialect.diagnostics import TCError
-from tcdialect.dialects.tcrt import (
+from tcdialect.runtime.abi import (
+    DEFAULT_GOMP_SPINCOUNT,
+    LLVM_LOCK,
     NUM_THREADS_SYMBOL,
     PARALLEL_FOR_SYMBOL,
     PARALLEL_TEAM_SYMBOL,
 )
 
-DEFAULT_GOMP_SPINCOUNT = "300"
-"""How long idle libgomp threads spin (in `pause` iterations) before sleeping
-on a futex: short, because a spinning thread holds a core that the thread it
-waits for, or another library, may need (docs/perf/runtime.md)."""
+if TYPE_CHECKING:
+    from llvmlite import ir
+    from xdsl.dialects.builtin import ModuleOp
+
 JIT_NAME_PREFIX = "__tc_jit."
 """A defined function whose name is already a symbol of the process (`exp`,
 `log10`, ...) is renamed `__tc_jit.<name>` before optimisation: LLVM lowers
@@ -324,6 +323,10 @@ def _target_machine(opt_level: int, *, jit: bool) -> binding.TargetMachine:
 
 def _translated(module: ModuleOp, tm: binding.TargetMachine) -> ir.Module:
     """The llvmlite module of `module` for the host, pointer params `noalias`."""
+    from llvmlite import ir
+
+    from tcdialect.backend.llvm import to_llvmlite
+
     llvm_module = to_llvmlite(module, triple=tm.triple)
     llvm_module.triple = tm.triple
     llvm_module.data_layout = str(tm.target_data)
@@ -425,31 +428,78 @@ class CpuModule:
         return self._asm
 
     def payload(self) -> bytes | None:
-        """The object code and what `load_cpu` needs to link it (see
-        `PAYLOAD_MAGIC`); None without object code or when its external
-        symbols cannot be read (a format other than 64-bit ELF)."""
+        """The object code, a shared library of the same code when the
+        system's C compiler driver can link one (`shared_object`), and what
+        the loaders need (`tcdialect.backend.cpu.payload`); None without
+        object code or when its external symbols cannot be read (a format
+        other than 64-bit ELF)."""
         if self.object_code is None:
             return None
         undefined = undefined_symbols(self.object_code)
         if undefined is None:
             return None
-        meta = json.dumps(
-            {
-                "opt_level": self.opt_level,
-                "functions": sorted(self._functions),
-                "renamed": self._renamed,
-                "undefined": undefined,
-            },
-            sort_keys=True,
-        ).encode()
-        return _PAYLOAD_PREFIX.pack(PAYLOAD_MAGIC, len(meta)) + meta + self.object_code
+        return encode_payload(
+            self.opt_level,
+            self._functions,
+            self._renamed,
+            undefined,
+            self.object_code,
+            shared_object(self.llvm_ir, self.opt_level) if self.llvm_ir else None,
+        )
 
 
-PAYLOAD_MAGIC = b"TCPU0001"
-"""`CpuModule.payload()` is `PAYLOAD_MAGIC`, the length of a JSON header
-(u32, little-endian), the header (`opt_level`, `functions`, `renamed`, the
-`undefined` external symbols), then the object file."""
-_PAYLOAD_PREFIX = struct.Struct("<8sI")
+LINK_TIMEOUT_S = 60.0
+"""How long `shared_object` waits for the C compiler driver."""
+
+
+def shared_object(llvm_ir: str, opt_level: int) -> bytes | None:
+    """The optimised module `llvm_ir` and the team runtime compiled for the
+    host as position-independent code and linked by the C compiler driver
+    (`$CC`, else `cc`) into a shared library (`-Bsymbolic`, every symbol
+    resolved at link time: libgomp and libm); None when there is no driver
+    or it fails (the object file then serves alone)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    driver = os.environ.get("CC") or shutil.which("cc")
+    if not driver:
+        return None
+    with _LOCK:
+        host = _host()
+        tm = host.target.create_target_machine(
+            cpu=host.cpu, features=host.features, opt=opt_level, reloc="pic"
+        )
+        x86 = tm.triple.startswith(("x86_64", "i386", "i686"))
+        objects: list[bytes] = []
+        for text in (
+            llvm_ir,
+            team_openmp_ir(x86) if host.openmp else TEAM_SEQUENTIAL_IR,
+        ):
+            module = binding.parse_assembly(text)
+            module.triple = tm.triple
+            module.data_layout = str(tm.target_data)
+            objects.append(tm.emit_object(module))
+    with tempfile.TemporaryDirectory(prefix="tcdialect-link-") as folder:
+        paths = []
+        for i, obj in enumerate(objects):
+            paths.append(os.path.join(folder, f"{i}.o"))
+            with open(paths[-1], "wb") as f:
+                f.write(obj)
+        out = os.path.join(folder, "kernel.so")
+        command = [driver, "-shared", "-o", out, *paths]
+        command += ["-Wl,-Bsymbolic", "-Wl,--no-undefined"]
+        command += [*(["-lgomp"] if host.openmp else []), "-lm"]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, timeout=LINK_TIMEOUT_S, check=False
+            )
+            if done.returncode != 0:
+                return None
+            with open(out, "rb") as f:
+                return f.read()
+        except (OSError, subprocess.SubprocessError):
+            return None
 
 
 def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
@@ -489,22 +539,15 @@ def compile_cpu(module: ModuleOp, *, opt_level: int = 3) -> CpuModule:
 
 
 def load_cpu(payload: bytes) -> CpuModule | None:
-    """The module of `CpuModule.payload()`'s bytes, linked into this process
-    without compiling; None when `payload` is not such bytes or an external
-    symbol it needs is not in this process (see the module docstring)."""
-    try:
-        magic, length = _PAYLOAD_PREFIX.unpack_from(payload)
-        start = _PAYLOAD_PREFIX.size
-        meta = json.loads(payload[start : start + length])
-        opt_level = int(meta["opt_level"])
-        functions = frozenset(str(f) for f in meta["functions"])
-        renamed = {str(k): str(v) for k, v in meta["renamed"].items()}
-        undefined = [str(name) for name in meta["undefined"]]
-    except (struct.error, ValueError, KeyError, TypeError, AttributeError):
+    """The module of `CpuModule.payload()`'s object file, linked into this
+    process without compiling; None when `payload` is not such bytes or an
+    external symbol it needs is not in this process (see the module
+    docstring)."""
+    parts = decode_payload(payload)
+    if parts is None:
         return None
-    obj = payload[start + length :]
-    if magic != PAYLOAD_MAGIC or not 0 <= opt_level <= 3 or not obj:
-        return None
+    opt_level, functions, renamed = parts.opt_level, parts.functions, parts.renamed
+    undefined, obj = parts.undefined, parts.object_code
     with _LOCK:
         _host()  # the team runtime's symbol, which the code calls
         if not all(binding.address_of_symbol(name) for name in undefined):

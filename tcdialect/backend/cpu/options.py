@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tcdialect.diagnostics import TCError
+from tcdialect.poly.options import FUSIONS, check_fusion, tile_sizes
 
 if TYPE_CHECKING:
     from tcdialect.backend.base import TargetInfo
@@ -29,7 +30,24 @@ class CpuOptions:
     schedule: False skips the isl scheduler (loops in the order the
         definition gives them).
     register_tile: False leaves reductions out of vector register tiles
-        (the `register-tile` pass; vector width from the target).
+        (the `register-tile` pass).
+    vector_bits: the vector width that register tiles and non-temporal
+        stores use, a power of two from 128 to the target's widest (None:
+        the target's widest, `TargetInfo.vector_bits`).
+    prefetch: False leaves out `prefetch-next-slice` (software prefetches
+        of the next iteration's slice of a streamed array).
+    prefetch_max_bytes: the largest slice prefetched (None: half the
+        target's L2, which the prefetched slice must not flush; 256 KiB when
+        the target does not say).
+    nontemporal: False leaves out `nontemporal-stores`.
+    nontemporal_min_bytes: the smallest output written with non-temporal
+        stores (None: a quarter of the target's last-level cache, a size that
+        does not survive there until it is read again; 8 MiB when the target
+        does not say).
+
+    The defaults of the last four come from the target's described limits
+    (`TargetInfo`), not from the machine a measurement was made on; the
+    autotuner searches them (`search_space`).
     """
 
     threads: int | None = None
@@ -38,18 +56,55 @@ class CpuOptions:
     tile: tuple[int, ...] | None = None
     schedule: bool = True
     register_tile: bool = True
+    vector_bits: int | None = None
+    prefetch: bool = True
+    prefetch_max_bytes: int | None = None
+    nontemporal: bool = True
+    nontemporal_min_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        from tcdialect.poly.schedule import ScheduleOptions
-
-        # validates fusion and tile; the tile as a tuple of ints
-        object.__setattr__(self, "tile", ScheduleOptions(self.fusion, self.tile).tile)
+        check_fusion(self.fusion)
+        object.__setattr__(self, "tile", tile_sizes(self.tile))
         if self.threads is not None and (
             not isinstance(self.threads, int) or self.threads < 1
         ):
             raise TCError(
                 f"CpuOptions.threads must be a positive int, not {self.threads!r}"
             )
+        bits = self.vector_bits
+        if bits is not None and (
+            not isinstance(bits, int) or bits < 128 or bits & (bits - 1)
+        ):
+            raise TCError(
+                "CpuOptions.vector_bits must be None or a power of two >= 128, "
+                f"not {bits!r}"
+            )
+        for name in ("prefetch_max_bytes", "nontemporal_min_bytes"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise TCError(
+                    f"CpuOptions.{name} must be None or an int >= 0, not {value!r}"
+                )
+
+    def limits(self, info: TargetInfo) -> CpuLimits:
+        """The sizes the `loops` passes use for these options on `info`."""
+        caches = info.cache_bytes
+        l2 = caches[1] if len(caches) > 1 and caches[1] else 0
+        last = caches[-1] if caches and caches[-1] else 0
+        bits = min(self.vector_bits or info.vector_bits, info.vector_bits)
+        return CpuLimits(
+            vector_bits=bits,
+            prefetch_max_bytes=(
+                self.prefetch_max_bytes
+                if self.prefetch_max_bytes is not None
+                else (l2 // 2 if l2 else 256 << 10)
+            ),
+            nontemporal_min_bytes=(
+                self.nontemporal_min_bytes
+                if self.nontemporal_min_bytes is not None
+                else (last // 4 if last else 8 << 20)
+            ),
+        )
 
     @classmethod
     def search_space(
@@ -69,10 +124,13 @@ class CpuOptions:
              "tile[0]": (None, 0, 1, 2, 4, ..., 64, 32, 16, ...),
              "tile[1]": (None, 0, ...), ...,
              "register_tile": (True, False), "threads": (1, ..., cores),
+             "vector_bits": (None, 128, 256, ...),   # up to the target's
+             "prefetch": (True, False),
+             "prefetch_max_bytes": (None, 16384, 65536, 262144, 1048576),
+             "nontemporal": (True, False),
+             "nontemporal_min_bytes": (None, 1 MiB, 4 MiB, 16 MiB, 64 MiB),
              "specialize": (True,)}
         """
-        from tcdialect.poly.schedule import FUSIONS
-
         members = max(1, min(len(sizes), 4))
         tiles = (None, 0, *candidate_sizes(sizes.values()))
         space: dict[str, tuple[Any, ...]] = {"fusion": FUSIONS}
@@ -80,8 +138,27 @@ class CpuOptions:
             space[f"tile[{i}]"] = tiles
         space["register_tile"] = (True, False)
         space["threads"] = tuple(range(1, info.cores + 1))
+        bits = 128
+        widths: list[int | None] = [None]
+        while bits <= info.vector_bits:
+            widths.append(bits)
+            bits *= 2
+        space["vector_bits"] = tuple(widths)
+        space["prefetch"] = (True, False)
+        space["prefetch_max_bytes"] = (None, *(1 << k for k in (14, 16, 18, 20)))
+        space["nontemporal"] = (True, False)
+        space["nontemporal_min_bytes"] = (None, *(1 << k for k in (20, 22, 24, 26)))
         space["specialize"] = (True,)
         return space
+
+
+@dataclass(frozen=True)
+class CpuLimits:
+    """`CpuOptions.limits`: the options' sizes resolved against a target."""
+
+    vector_bits: int
+    prefetch_max_bytes: int
+    nontemporal_min_bytes: int
 
 
 def candidate_sizes(sizes: Iterable[int], extra: int = 256) -> tuple[int, ...]:

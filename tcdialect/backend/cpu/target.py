@@ -3,19 +3,21 @@
 From `scheduled` down it runs::
 
     loops: contract-temporaries, register-tile{vector-width}, fuse-sibling-loops,
-           convert-affine-to-scf, prefetch-next-slice, outline-parallel-loops,
-           nontemporal-stores{vector-width},
+           convert-affine-to-scf, prefetch-next-slice{max-bytes nta-bytes},
+           outline-parallel-loops, nontemporal-stores{vector-width min-bytes},
            expand-math-polynomials{native-ldexp}, dce
     llvm:  convert-scf-to-cf, convert-to-llvm
 
-with the vector width and `ldexp` support taken from the `TargetInfo` it is
-given (the host's in the library, a fixed one in `tc-opt`), and the isl
+with the vector width, cache-derived sizes (`CpuOptions.limits`) and `ldexp`
+support taken from the options and the `TargetInfo` it is given (the host's in the library, a fixed one in `tc-opt`), and the isl
 scheduler's threads and tile policy from the options and that `TargetInfo`.
 Text stages: `llvm-ir` (LLVM IR before optimisation) and `asm` (host assembly
 after O3). `compile` JIT-compiles the `llvm` stage and returns a
 `CpuLauncher` whose plans call through ctypes or a compiled call stub.
-`save` gives its object code (`CpuModule.payload`), `load` links such bytes
-into this process without compiling (`load_cpu`), for the compilation cache.
+`save` gives its object code and a shared library of it (`CpuModule.payload`,
+`tcdialect.backend.cpu.payload`), `load` loads the library with `ctypes`, or
+links the object code into MCJIT (`load_cpu`), without compiling, for the
+compilation cache.
 
 Importing this module imports neither llvmlite nor the passes.
 """
@@ -32,14 +34,21 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
-    from tcdialect.arguments import Signature
     from tcdialect.poly.schedule import ScheduleOptions
     from tcdialect.runtime.cpu import CpuLauncher
+    from tcdialect.signature import Signature
 
 #: What `tc-opt` and the named pipelines assume when not told otherwise:
 #: x86-64 with 256-bit vectors (AVX2) and `llvm.ldexp` as a library call, so
 #: that the IR they print is the same on every machine.
 GENERIC_CPU = TargetInfo(name="x86-64-v3", triple="x86_64-unknown-linux-gnu")
+
+
+def _call_stub(*args: Any) -> Any:
+    """`compile_call_stub`, imported when a plan first needs a stub."""
+    from tcdialect.backend.cpu.call_stub import compile_call_stub
+
+    return compile_call_stub(*args)
 
 
 class CpuBackend(Backend):
@@ -57,6 +66,11 @@ class CpuBackend(Backend):
 
     def generic_info(self) -> TargetInfo:
         return GENERIC_CPU
+
+    def quick_identity(self) -> str | None:
+        from tcdialect.backend.cpu.host import host_identity
+
+        return host_identity()
 
     def threads(self, options: CpuOptions, info: TargetInfo) -> int:
         """Worker threads of parallel loops: the option, else every core."""
@@ -94,22 +108,45 @@ class CpuBackend(Backend):
                 OutlineParallelLoopsPass,
             )
             from tcdialect.transforms.prefetch_next_slice import (
+                NTA_BYTES,
                 PrefetchNextSlicePass,
             )
             from tcdialect.transforms.register_tile import RegisterTilePass
 
-            lanes = info.vector_width(32)
+            limits = options.limits(info)
+            lanes = max(1, limits.vector_bits // 32)
             register_tile = (
                 [RegisterTilePass(vector_width=lanes)] if options.register_tile else []
+            )
+            l1 = info.cache_bytes[0] if info.cache_bytes else 0
+            prefetch = (
+                [
+                    PrefetchNextSlicePass(
+                        max_bytes=max(limits.prefetch_max_bytes, 4 << 10),
+                        # slices up to a third of L1 are fetched non-temporally
+                        nta_bytes=l1 // 3 if l1 else NTA_BYTES,
+                    )
+                ]
+                if options.prefetch
+                else []
+            )
+            nontemporal = (
+                [
+                    NontemporalStoresPass(
+                        vector_width=lanes, min_bytes=limits.nontemporal_min_bytes
+                    )
+                ]
+                if options.nontemporal
+                else []
             )
             return [
                 ContractTemporariesPass(),
                 *register_tile,
                 FuseSiblingLoopsPass(),
                 ConvertAffineToScfPass(),
-                PrefetchNextSlicePass(),
+                *prefetch,
                 OutlineParallelLoopsPass(),
-                NontemporalStoresPass(vector_width=lanes),
+                *nontemporal,
                 ExpandMathPolynomialsPass(native_ldexp=info.native_ldexp),
                 DeadCodeElimination(),
             ]
@@ -149,28 +186,35 @@ class CpuBackend(Backend):
 
     def save(self, launcher: Launcher) -> bytes | None:
         from tcdialect.backend.cpu.jit import CpuModule
+        from tcdialect.backend.cpu.payload import SharedModule
         from tcdialect.runtime.cpu import CpuLauncher
 
         if not isinstance(launcher, CpuLauncher):
             return None
         owner = launcher.owner
-        return owner.payload() if isinstance(owner, CpuModule) else None
+        return owner.payload() if isinstance(owner, CpuModule | SharedModule) else None
 
     def load(
         self, payload: bytes, entry: str, signature: Signature, options: CpuOptions
     ) -> CpuLauncher | None:
-        from tcdialect.backend.cpu.call_stub import compile_call_stub
-        from tcdialect.backend.cpu.jit import load_cpu
+        from tcdialect.backend.cpu.host import cores
+        from tcdialect.backend.cpu.payload import load_shared
         from tcdialect.runtime.cpu import CpuLauncher
 
-        cpu = load_cpu(payload)
+        cpu = load_shared(payload)  # (without loading LLVM)
+        if cpu is None:
+            from tcdialect.backend.cpu.jit import load_cpu
+
+            cpu = load_cpu(payload)
         if cpu is None or entry not in cpu.functions:
             return None
         address = cpu.address(entry)
         if not address:
             return None
-        cpu.set_num_threads(self.threads(options, self.info()))
-        return CpuLauncher(address, signature, owner=cpu, make_stub=compile_call_stub)
+        # (`info().cores` without `info()`, which a kernel loaded from the
+        # cache's quick-start records does not need otherwise)
+        cpu.set_num_threads(options.threads if options.threads is not None else cores())
+        return CpuLauncher(address, signature, owner=cpu, make_stub=_call_stub)
 
     def cache_versions(self) -> dict[str, str]:
         import llvmlite

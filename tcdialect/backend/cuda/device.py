@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tcdialect.backend.cuda.options import ARCHS
-from tcdialect.backend.llvm import LLVM_LOCK
 from tcdialect.diagnostics import TCError
+from tcdialect.runtime.abi import LLVM_LOCK
 
 if TYPE_CHECKING:
     from llvmlite import binding, ir

@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
-    from tcdialect.arguments import Signature
     from tcdialect.backend.base import Launcher
     from tcdialect.poly.schedule import ScheduleOptions
     from tcdialect.runtime.cuda.driver import CudaDevice
+    from tcdialect.signature import Signature
 
 #: What the library and `tc-opt` assume without a device: an H100 (sm_90),
 #: with the limits every sm_90 part shares.

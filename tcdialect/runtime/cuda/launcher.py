@@ -44,11 +44,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from tcdialect.arguments import Signature
 from tcdialect.arrays import DeviceArray, device_array
 from tcdialect.diagnostics import OutOfBoundsRead, TCError
 from tcdialect.runtime.cuda.driver import CudaDevice, cuda_device, error_name
 from tcdialect.runtime.gpu_host import Dim3, HostProgram, KernelOp
+from tcdialect.signature import Signature
 
 Array = np.ndarray[Any, Any]
 

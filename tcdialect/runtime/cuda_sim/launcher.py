@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from tcdialect.arguments import Signature
 from tcdialect.backend.cuda.options import CudaOptions
 from tcdialect.diagnostics import OutOfBoundsRead
 from tcdialect.runtime.cuda_sim.device import MAX_SHARED_MEMORY, SimDevice
 from tcdialect.runtime.gpu_host import HostProgram
+from tcdialect.signature import Signature
 
 Array = np.ndarray[Any, Any]
 
