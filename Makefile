@@ -36,9 +36,13 @@ demo: venv
 	$(BIN)/python examples/demo.py
 	$(BIN)/python examples/train_numpy.py
 
-# Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md; ~1 min on the
-# 2-core Zen 5 VM, 4-6 min on the older Zen 3 one).
-# Extra arguments: make bench BENCH_ARGS="--quick" (or --only, --threads ...).
+# Benchmark against NumPy and PyTorch CPU (writes bench/RESULTS.md): the
+# forward rows, each kernel also tuned for 15 s (the tuned column, the tuning
+# time, a new process's cold start on the cache it filled, the strategies
+# compared on one kernel), and the backward rows; about 10 min on a 2-core VM.
+# Other arguments: make bench BENCH_ARGS="--quick" (or --only, --threads,
+# --tune-budget-s 0 for no tuning ...).
+BENCH_ARGS ?= --tune-budget-s 15
 BENCH_STAMP := $(VENV)/.bench-stamp
 
 .PHONY: bench

@@ -12,10 +12,17 @@ import math
 import os
 import statistics
 
-from bench import GOMP_SPINCOUNT_AT_START
+from bench import GOMP_SPINCOUNT_AT_START, tuning
 from bench.harness import TOLERANCE
 from bench.machine import Limits
-from bench.runner import IMPLS, TUNED, ImplResult, Row, RunResult
+from bench.runner import (
+    CONVERGENCE_KERNEL,
+    IMPLS,
+    TUNED,
+    ImplResult,
+    Row,
+    RunResult,
+)
 
 HEADER = (
     "| kernel | GFLOP | MB | bound ms | ours ms (×bound) | numpy ms (×bound) "
@@ -287,7 +294,47 @@ def tuned_section(result: RunResult) -> list[str]:
         "",
         tuned_summary(result.rows),
         "",
+        *strategy_section(result),
     ]
+
+
+def strategy_section(result: RunResult) -> list[str]:
+    """Which strategy converges faster: each one's best time after the first
+    candidates it measured, on one kernel, with the same budget."""
+    if not result.strategies:
+        return []
+    marks = tuning.CHECKPOINTS
+    lines = [
+        "### Strategies, same budget",
+        "",
+        f"`{CONVERGENCE_KERNEL}` tuned once per strategy from an empty cache, "
+        f"{result.tune_budget_s:g} s each: the best time (ms) after the first "
+        "5, 10 and 20 candidates in the order they were measured, and at the "
+        "end.",
+        "",
+        "| strategy | "
+        + " | ".join(f"best after {n}" for n in marks)
+        + " | best at the end (candidates) | tuning s |",
+        "|---|" + "---|" * (len(marks) + 2),
+    ]
+    for c in result.strategies:
+        if c.error is not None:
+            lines.append(
+                f"| {c.strategy} | ERR: {c.error} |" + " - |" * (len(marks) + 1)
+            )
+            continue
+        cells = [
+            "-" if (b := c.best_after.get(n)) is None else f"{b * 1e3:.3f}"
+            for n in marks
+        ]
+        end = "-" if c.best_s is None else f"{c.best_s * 1e3:.3f}"
+        spent = "-" if c.tune_s is None else f"{c.tune_s:.1f}"
+        lines.append(
+            f"| {c.strategy} | "
+            + " | ".join(cells)
+            + f" | {end} ({c.measured}) | {spent} |"
+        )
+    return [*lines, ""]
 
 
 def correctness_table(rows: list[Row]) -> str:

@@ -43,6 +43,9 @@ DEFAULT_OUTPUT = Path(__file__).resolve().parent / "RESULTS.md"
 IMPLS = ("ours", "numpy", "torch")
 #: The tuned kernel's label in `Row.impls` (with `--tune-budget-s`).
 TUNED = "tuned"
+#: The kernel whose tuning every strategy repeats, same budget (with
+#: `--tune-budget-s`): which one converges faster.
+CONVERGENCE_KERNEL = "matmul_512"
 
 
 @dataclass
@@ -125,6 +128,10 @@ class RunResult:
     tune_strategy: str = "model"
     #: The backward rows (`bench.backward`): ours, NumPy, PyTorch's autograd.
     backward: list[Row] = field(default_factory=lambda: list[Row]())
+    #: With tuning: each strategy's search on `CONVERGENCE_KERNEL`.
+    strategies: list[tuning.Convergence] = field(
+        default_factory=lambda: list[tuning.Convergence]()
+    )
 
 
 @contextmanager
@@ -399,6 +406,17 @@ def run(args: argparse.Namespace) -> RunResult:
     if tune_dir is not None:
         shutil.rmtree(tune_dir, ignore_errors=True)
 
+    strategies: list[tuning.Convergence] = []
+    first = next((k for k in kernels if k.name == CONVERGENCE_KERNEL), None)
+    if tune is not None and first is not None:
+        _log(f"strategies on {first.name}: genetic, model, random")
+        sizes = first.quick if args.quick else first.sizes
+        inputs = first.make_inputs(sizes, np.random.default_rng(0))
+        with thread_limits(threads):
+            strategies = tuning.convergence(
+                first, sizes, inputs, threads, args.tune_budget_s
+            )
+
     backward_rows: list[Row] = []
     if backward:
         _log("backward: ours, numpy, torch autograd")
@@ -450,6 +468,7 @@ def run(args: argparse.Namespace) -> RunResult:
         tune_budget_s=args.tune_budget_s,
         tune_strategy=args.tune_strategy,
         backward=backward_rows,
+        strategies=strategies,
     )
 
 

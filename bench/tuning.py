@@ -189,3 +189,73 @@ def cold_start(
     out.define_s = float(seen["define_s"])
     out.compiles, out.hits = int(seen["compiles"]), int(seen["hits"])
     return out
+
+
+#: Candidates after which `Convergence` reports the best time so far.
+CHECKPOINTS = (5, 10, 20)
+
+
+@dataclass
+class Convergence:
+    """One strategy's search on one kernel: the best time after the first
+    `CHECKPOINTS` measured candidates (None before any valid one) and after
+    all of them, within the same budget as the others."""
+
+    strategy: str
+    best_after: dict[int, float | None]
+    best_s: float | None = None
+    measured: int = 0
+    tune_s: float | None = None
+    error: str | None = None
+
+
+def convergence(
+    kernel: Kernel,
+    sizes: dict[str, int],
+    inputs: list[np.ndarray],
+    threads: int,
+    budget_s: float,
+    strategies: tuple[str, ...] = ("genetic", "model", "random"),
+) -> list[Convergence]:
+    """Tune `kernel` once per strategy, each from an empty cache and with
+    the same budget, and follow the best time through the trials in the
+    order they were measured (the tuning record's `trials`)."""
+    import tempfile
+
+    from tcdialect.tune import autotune, tuning_record
+
+    out: list[Convergence] = []
+    for strategy in strategies:
+        found = Convergence(strategy, {})
+        directory = Path(tempfile.mkdtemp(prefix="tcdialect-bench-strategy-"))
+        try:
+            with cache_env(directory):
+                start = ours.define(kernel.source, kernel.entry, threads)
+                t0 = time.perf_counter()
+                autotune(
+                    start, *inputs, budget_s=budget_s, strategy=strategy, verbose=False
+                )
+                found.tune_s = time.perf_counter() - t0
+                record = tuning_record(start, sizes) or {}
+        except Exception as exc:
+            found.error = ours.short_error(exc)
+            out.append(found)
+            continue
+        finally:
+            import shutil
+
+            shutil.rmtree(directory, ignore_errors=True)
+        times = [
+            t.get("median_s") if t.get("status") == "ok" else None
+            for t in record.get("trials", [])
+            if isinstance(t, dict)
+        ]
+        best: float | None = None
+        for i, t in enumerate(times, 1):
+            if isinstance(t, int | float) and (best is None or t < best):
+                best = float(t)
+            if i in CHECKPOINTS:
+                found.best_after[i] = best
+        found.best_s, found.measured = best, len(times)
+        out.append(found)
+    return out

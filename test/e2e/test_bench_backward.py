@@ -18,12 +18,12 @@ def test_softmax_backward_row() -> None:
     k = next(k for k in BACKWARD if k.name.startswith("softmax"))
     config = TimingConfig(rounds=1, calls_per_round=1, warmup=0, budget_s=1.0)
     row = run_backward(k, {"N": 5, "D": 7}, 1, config, CacheFlusher(enabled=False))
-    assert row.saved == "mx, e, s"
+    assert row.saved == "mx, e, s, mx_first"
     for name in ("ours", "numpy", "torch"):
         assert row.impls[name].ok, (name, row.impls[name])
     row.bound_s, row.bound_kind = 1e-6, "m"
     (line,) = [x for x in backward_table([row]).splitlines() if x.startswith("| soft")]
-    assert "| mx, e, s |" in line
+    assert "| mx, e, s, mx_first |" in line
 
 
 def test_backward_selection() -> None:

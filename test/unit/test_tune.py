@@ -46,7 +46,8 @@ def test_candidate_sizes_are_tcs() -> None:
 def test_cpu_space_round_trips_the_defaults() -> None:
     space = SearchSpace.of(CpuOptions(), SIZES, INFO)
     assert set(space.values) == {
-        "fusion", "tile[0]", "tile[1]", "tile[2]", "register_tile", "threads",
+        "fusion", "tile[0]", "tile[1]", "tile[2]", "register_tile",
+        "register_rows", "register_vectors", "threads",
         "vector_bits", "prefetch", "prefetch_max_bytes", "nontemporal",
         "nontemporal_min_bytes", "specialize",
     }  # fmt: skip
@@ -211,3 +212,25 @@ def test_ray_missing_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(TCError, match=r"pip install tcdialect\[distributed\]"):
         import_ray()
+
+
+def test_the_cpu_genes_change_the_code_not_the_result() -> None:
+    """A register tile of another shape, narrower vectors and neither
+    prefetches nor non-temporal stores: other code, the same product."""
+    rng = np.random.default_rng(1)
+    A = rng.random((12, 24), dtype=np.float32)
+    B = rng.random((24, 40), dtype=np.float32)
+    genes = CpuOptions(
+        register_rows=2,
+        register_vectors=1,
+        vector_bits=128,
+        prefetch=False,
+        nontemporal=False,
+        threads=1,
+    )
+    k = tcdialect.define(MATMUL, options=genes)
+    default = tcdialect.define(MATMUL, options=CpuOptions(threads=1))
+    assert k.ir(A, B, stage="loops") != default.ir(A, B, stage="loops")
+    np.testing.assert_allclose(k(A, B), A @ B, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TCError, match="register_rows"):
+        CpuOptions(register_rows=-1)

@@ -31,6 +31,9 @@ class CpuOptions:
         definition gives them).
     register_tile: False leaves reductions out of vector register tiles
         (the `register-tile` pass).
+    register_rows, register_vectors: the register tile's shape, rows by
+        vectors of accumulators (0: the pass's choice from the vector width
+        and the extents, e.g. 8 x 3 with 16 lanes).
     vector_bits: the vector width that register tiles and non-temporal
         stores use, a power of two from 128 to the target's widest (None:
         the target's widest, `TargetInfo.vector_bits`).
@@ -56,6 +59,8 @@ class CpuOptions:
     tile: tuple[int, ...] | None = None
     schedule: bool = True
     register_tile: bool = True
+    register_rows: int = 0
+    register_vectors: int = 0
     vector_bits: int | None = None
     prefetch: bool = True
     prefetch_max_bytes: int | None = None
@@ -71,6 +76,13 @@ class CpuOptions:
             raise TCError(
                 f"CpuOptions.threads must be a positive int, not {self.threads!r}"
             )
+        for name in ("register_rows", "register_vectors"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= 16:
+                raise TCError(
+                    f"CpuOptions.{name} must be an int from 0 (automatic) to 16, "
+                    f"not {value!r}"
+                )
         bits = self.vector_bits
         if bits is not None and (
             not isinstance(bits, int) or bits < 128 or bits & (bits - 1)
@@ -123,7 +135,8 @@ class CpuOptions:
             {"fusion": ("max", "preserve3coincident", "min"),
              "tile[0]": (None, 0, 1, 2, 4, ..., 64, 32, 16, ...),
              "tile[1]": (None, 0, ...), ...,
-             "register_tile": (True, False), "threads": (1, ..., cores),
+             "register_tile": (True, False), "register_rows": (0, 1, 2, 4, 6, 8),
+             "register_vectors": (0, 1, 2, 3, 4), "threads": (1, ..., cores),
              "vector_bits": (None, 128, 256, ...),   # up to the target's
              "prefetch": (True, False),
              "prefetch_max_bytes": (None, 16384, 65536, 262144, 1048576),
@@ -137,6 +150,8 @@ class CpuOptions:
         for i in range(members):
             space[f"tile[{i}]"] = tiles
         space["register_tile"] = (True, False)
+        space["register_rows"] = (0, 1, 2, 4, 6, 8)
+        space["register_vectors"] = (0, 1, 2, 3, 4)
         space["threads"] = tuple(range(1, info.cores + 1))
         bits = 128
         widths: list[int | None] = [None]

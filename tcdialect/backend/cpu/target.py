@@ -2,7 +2,8 @@
 
 From `scheduled` down it runs::
 
-    loops: contract-temporaries, register-tile{vector-width}, fuse-sibling-loops,
+    loops: contract-temporaries, register-tile{vector-width rows vectors},
+           fuse-sibling-loops,
            convert-affine-to-scf, prefetch-next-slice{max-bytes nta-bytes},
            outline-parallel-loops, nontemporal-stores{vector-width min-bytes},
            expand-math-polynomials{native-ldexp}, dce
@@ -116,7 +117,15 @@ class CpuBackend(Backend):
             limits = options.limits(info)
             lanes = max(1, limits.vector_bits // 32)
             register_tile = (
-                [RegisterTilePass(vector_width=lanes)] if options.register_tile else []
+                [
+                    RegisterTilePass(
+                        vector_width=lanes,
+                        rows=options.register_rows,
+                        vectors=options.register_vectors,
+                    )
+                ]
+                if options.register_tile
+                else []
             )
             l1 = info.cache_bytes[0] if info.cache_bytes else 0
             prefetch = (
