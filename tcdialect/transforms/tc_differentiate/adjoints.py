@@ -162,29 +162,7 @@ class _Adjoints:
         """
         t = v.type
         assert isinstance(t, tc.TensorType)
-        rank = t.rank
-        current = self.adj.get(v)
-        own_name = (
-            f"d_{self.fwd.input_names[v.index]}"
-            if isinstance(v, BlockArgument)
-            else None
-        )
-        if current is not None and current in self.seeds:
-            # start from a copy of the output gradient (inputs are immutable)
-            seed = current
-            current = self.comprehension(
-                own_name or self.fresh(f"d_{_tensor_name(v)}"),
-                t,
-                [_Index(SizeExpr.lit(0), e, None) for e in t.extents],
-                lambda body, args: body.op(tc.ReadOp(seed, args[:rank])),
-                None,
-            )
-        if current is None:
-            name = own_name or self.fresh(f"d_{_tensor_name(v)}")
-        else:
-            owner = current.owner
-            assert isinstance(owner, tc.ComprehensionOp)
-            name = owner.target.data
+        current, name = self.target_of(v)
         new = self.comprehension(name, t, indices, emit, current)
         alias = _identity_copy(new)
         if alias is not None and current is None:
@@ -195,6 +173,34 @@ class _Adjoints:
             self.used.discard(name)
             new = alias
         self.adj[v] = new
+
+    def target_of(self, v: SSAValue) -> tuple[SSAValue | None, str]:
+        """The adjoint of `v` that a new term accumulates into (None when
+        there is none yet; a copy when it is an output's gradient, which is
+        an input of the backward and so immutable) and the name of the
+        comprehensions that write it."""
+        t = v.type
+        assert isinstance(t, tc.TensorType)
+        current = self.adj.get(v)
+        own_name = (
+            f"d_{self.fwd.input_names[v.index]}"
+            if isinstance(v, BlockArgument)
+            else None
+        )
+        if current is not None and current in self.seeds:
+            seed = current
+            current = self.comprehension(
+                own_name or self.fresh(f"d_{_tensor_name(v)}"),
+                t,
+                [_Index(SizeExpr.lit(0), e, None) for e in t.extents],
+                lambda body, args: body.op(tc.ReadOp(seed, args[: t.rank])),
+                None,
+            )
+        if current is None:
+            return None, own_name or self.fresh(f"d_{_tensor_name(v)}")
+        owner = current.owner
+        assert isinstance(owner, tc.ComprehensionOp)
+        return current, owner.target.data
 
     def comprehension(
         self,

@@ -34,7 +34,6 @@ from tcdialect.transforms.tc_differentiate.subscripts import (
     _affine,
     _guarded,
     _Key,
-    _tensor_name,
     _within,
 )
 
@@ -261,28 +260,7 @@ class _Gather(_Adjoints):
         assert isinstance(vt, tc.TensorType)
         args = list(op.body.block.args)
         rank = op.num_output_indices
-        current = self.adj.get(v)
-        own_name = (
-            f"d_{self.fwd.input_names[v.index]}"
-            if isinstance(v, BlockArgument)
-            else None
-        )
-        if current is not None and current in self.seeds:
-            # start from a copy of the output gradient (inputs are immutable)
-            seed = current
-            current = self.comprehension(
-                own_name or self.fresh(f"d_{_tensor_name(v)}"),
-                vt,
-                [_Index(SizeExpr.lit(0), e, None) for e in vt.extents],
-                lambda body, a: body.op(tc.ReadOp(seed, a[: vt.rank])),
-                None,
-            )
-        if current is None:
-            name = own_name or self.fresh(f"d_{_tensor_name(v)}")
-        else:
-            owner = current.owner
-            assert isinstance(owner, tc.ComprehensionOp)
-            name = owner.target.data
+        current, name = self.target_of(v)
         region, block = tc.make_body(len(args))
         for new_arg, arg in zip(block.args, args):
             new_arg.name_hint = arg.name_hint
