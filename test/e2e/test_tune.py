@@ -305,6 +305,7 @@ def test_ray_executor(cache_dir: Path) -> None:
             executor="ray",
             strategy="model",
             trials=2,
+            budget_s=600,  # (trials end it: a loaded machine starts Ray slowly)
             settings={"batch": 2},
             **QUICK,
         )
