@@ -339,27 +339,9 @@ class Tuner:
         bar: Any,
         default: _Trial,
     ) -> list[tuple[dict[str, Any], _Trial]]:
-        """Compile `todo` in parallel, then measure each in turn: in chunks
-        of twice the compile processes, so that a large batch (the genetic
-        search's first generation of 100) stops at the budget instead of
-        compiling every candidate first."""
-        done: list[tuple[dict[str, Any], _Trial]] = []
-        step = 2 * self.jobs
-        for start in range(0, len(todo), step):
-            if self._done():
-                break
-            done += self._evaluate_chunk(
-                executor, todo[start : start + step], bar, default
-            )
-        return done
-
-    def _evaluate_chunk(
-        self,
-        executor: Executor,
-        todo: list[tuple[dict[str, Any], Any]],
-        bar: Any,
-        default: _Trial,
-    ) -> list[tuple[dict[str, Any], _Trial]]:
+        """Compile `todo` in parallel, then measure each in turn."""
+        if not todo or self._done():
+            return []
         jobs = [self._job(options) for _, options in todo]
         compiled = executor.compile(
             jobs, min(self.compile_timeout_s, max(self._left_s(), 1.0))
