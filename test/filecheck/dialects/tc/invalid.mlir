@@ -488,7 +488,7 @@ tc.def @f<N>(A) -> () {
 ^bb0(%A: !tc.tensor<[N], f32>):
   %B = tc.comprehension @B(%i in [0, N)) "=" : !tc.tensor<[N], f32> {
     %a = tc.read %A[%i] : !tc.tensor<[N], f32>
-    %e = tc.builtin "lgamma"(%a) : (f32) -> f32
+    %e = tc.builtin "no_such_fn"(%a) : (f32) -> f32
     tc.yield %e : f32
   }
   tc.return
@@ -496,7 +496,7 @@ tc.def @f<N>(A) -> () {
 
 // CHECK:      %e = "tc.builtin"(%a)
 // CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: unknown builtin 'lgamma'
+// CHECK-NEXT: | Operation does not verify: unknown builtin 'no_such_fn'
 // CHECK:      -----
 
 // -----
