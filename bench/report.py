@@ -178,7 +178,7 @@ TUNED_HEADER = (
     "| kernel | ours default ms | ours tuned ms | numpy ms | torch ms "
     "| tuned / default | tuned / best peer | tuning s (candidates) "
     "| new process: start → first call ms | define + first call ms "
-    "| tuned options (vs default) |"
+    "(beyond the kernel's run) | tuned options (vs default) |"
 )
 
 
@@ -186,6 +186,24 @@ def _ratio(a: ImplResult | None, b: float | None) -> str:
     if a is None or not a.ok or a.median_s is None or not b:
         return "-"
     return f"{a.median_s / b:.2f}"
+
+
+def _run_s(row: Row) -> float | None:
+    """The steady time of the code a new process calls: tuned, else default."""
+    for impl in (row.impls.get(TUNED), row.impls["ours"]):
+        if impl is not None and impl.ok and impl.median_s is not None:
+            return impl.median_s
+    return None
+
+
+def _overhead_s(row: Row) -> float | None:
+    """A new process's define + first call, less the kernel's own run: what
+    the cache's cold start costs (the ≤ 50 ms target is on the call; for a
+    kernel that runs 20 ms itself, that leaves 30 ms)."""
+    cold, run = row.cold_start, _run_s(row)
+    if cold is None or cold.call_s is None or run is None:
+        return None
+    return max(0.0, cold.call_s - run)
 
 
 def _cold_cells(row: Row) -> list[str]:
@@ -199,9 +217,11 @@ def _cold_cells(row: Row) -> list[str]:
         if (cold.compiles, cold.hits) == (0, 1)
         else f" ({cold.compiles} compiles, {cold.hits} hits)"
     )
+    over = _overhead_s(row)
+    beyond = f", +{over * 1e3:.1f}" if over is not None else ""
     return [
         f"{cold.process_s * 1e3:.0f} (import {(cold.import_s or 0) * 1e3:.0f}){hit}",
-        f"{cold.call_s * 1e3:.1f} (define {(cold.define_s or 0) * 1e3:.1f})",
+        f"{cold.call_s * 1e3:.1f} (define {(cold.define_s or 0) * 1e3:.1f}{beyond})",
     ]
 
 
@@ -265,6 +285,12 @@ def tuned_summary(rows: list[Row]) -> str:
             f"define + first call in a new process: median "
             f"{statistics.median(calls) * 1e3:.1f} ms, max {max(calls) * 1e3:.1f} ms "
             "(target ≤ 50 ms)"
+        )
+    beyond = [o for r in rows if (o := _overhead_s(r)) is not None]
+    if beyond:
+        parts.append(
+            f"beyond the kernel's own run: median "
+            f"{statistics.median(beyond) * 1e3:.1f} ms, max {max(beyond) * 1e3:.1f} ms"
         )
     return "; ".join(parts)
 

@@ -49,6 +49,13 @@ constraints as TC did), shaped by `options` (`ScheduleOptions`):
   loop an `affine.parallel`. Point bands are marked the same way: their mark
   takes effect only when isl drops the tile loop (a single tile), since no
   loop inside a parallel loop becomes parallel.
+- **parallel depth**: `parallel_depth = k` marks member `k` of those bands
+  instead, when the band has it, it is coincident and it takes more than one
+  value (else member 0 as above): the `k` members before it run in order
+  around it, each of their iterations sharing member `k` among the
+  threads. Deeper parallel loops fork more often but split work more evenly
+  when the outer members are short (a batch of 2 on 16 cores); the
+  autotuner chooses. A shared outer loop (`max` above) is always member 0.
 
 `schedule_tree(schedule)` prints the tree (isl's YAML form) for inspection.
 """
@@ -78,6 +85,9 @@ class ScheduleOptions:
     tile: tuple[int, ...] | None = None
     #: Mark the outermost coincident loop of each nest parallel.
     parallel: bool = True
+    #: Which member of each outermost band is the parallel loop (see the
+    #: module docstring; 0 is the outermost).
+    parallel_depth: int = 0
     #: Threads that share the parallel loops: `auto_tile` cuts the outermost
     #: member into a multiple of this many tiles of equal size.
     threads: int = 1
@@ -94,6 +104,14 @@ class ScheduleOptions:
         object.__setattr__(self, "tile", tile_sizes(self.tile))
         if not isinstance(self.threads, int) or self.threads < 1:
             raise TCError(f"threads must be an integer >= 1, not {self.threads!r}")
+        if (
+            not isinstance(self.parallel_depth, int)
+            or isinstance(self.parallel_depth, bool)
+            or self.parallel_depth < 0
+        ):
+            raise TCError(
+                f"parallel_depth must be an integer >= 0, not {self.parallel_depth!r}"
+            )
         if not isinstance(self.tile_policy, TilePolicy):
             raise TCError(f"tile_policy must be a TilePolicy, not {self.tile_policy!r}")
 
@@ -803,18 +821,29 @@ def _extent(upa: isl.UnionPwAff, domain: isl.UnionSet) -> int | None:
 WINDOW_EXTENT = 4
 
 
-def _mark_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
-    if not node.band_member_get_coincident(0):
+def _mark_parallel(node: isl.ScheduleNode, depth: int = 0) -> isl.ScheduleNode:
+    """Mark member `depth` of band `node` parallel (see the module
+    docstring); the node returned is at `node`'s place in the tree."""
+    k = depth
+    if k and (
+        k >= node.band_n_member()
+        or not node.band_member_get_coincident(k)
+        or _member_extent(node, k) == 1
+    ):
+        k = 0
+    if not node.band_member_get_coincident(k):
         return node
+    if k:
+        node = node.band_split(k).child(0)
     if node.band_n_member() > 1:
         node = node.band_split(1)
     # The mark names the schedule depth of the loop it means: isl drops loops
     # that run once, and the mark must not pass to a loop further in.
-    depth = node.get_schedule_depth()
-    return node.insert_mark(isl.Id(f"{PARALLEL_MARK}@{depth}"))
+    mark = node.insert_mark(isl.Id(f"{PARALLEL_MARK}@{node.get_schedule_depth()}"))
+    return mark.parent() if k else mark
 
 
-def _mark_point_bands(node: isl.ScheduleNode) -> isl.ScheduleNode:
+def _mark_point_bands(node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
     """Mark the point band(s) at `node` (a band, or a sequence of bands) too.
 
     The tile band's mark wins when its loop exists (codegen makes no loop
@@ -822,13 +851,13 @@ def _mark_point_bands(node: isl.ScheduleNode) -> isl.ScheduleNode:
     runs once (a single tile), the point loop runs in parallel instead.
     """
     if node.get_type() == isl.schedule_node_type.band:
-        return _mark_parallel(node)
+        return _mark_parallel(node, depth)
     if node.get_type() != isl.schedule_node_type.sequence:
         return node
     for i in range(node.n_children()):
         child = node.child(i).child(0)
         if child.get_type() == isl.schedule_node_type.band:
-            child = _mark_parallel(child)
+            child = _mark_parallel(child, depth)
         node = child.parent().parent()
     return node
 
@@ -844,6 +873,7 @@ def compute_schedule(
     # Below a shared outer loop, that loop is the parallel one, and given
     # tile sizes go on naming the members in order: the first is its own.
     threads, parallel, tile = options.threads, options.parallel, options.tile
+    depth = options.parallel_depth
     accesses = (
         scop.reads.union(scop.writes).union(scop.may_reads).union(scop.may_writes)
     )
@@ -861,12 +891,12 @@ def compute_schedule(
         if tiled is not None:
             point = _distribute(scop, tiled.child(0), deps)
             if parallel:
-                point = _mark_point_bands(point)
+                point = _mark_point_bands(point, depth)
             node = point.parent()
         elif len(_statement_names(node)) == 1:
             node = _distribute(scop, node, deps)
         if parallel and node.get_type() == isl.schedule_node_type.band:
-            node = _mark_parallel(node)
+            node = _mark_parallel(node, depth)
         schedule = node.get_schedule()
     if prefix is not None:
         node = _set_band(schedule.get_root().child(0), prefix, [True])

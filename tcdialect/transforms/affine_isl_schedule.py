@@ -21,6 +21,10 @@ Options:
   sizes are chosen from the problem (`tcdialect.poly.schedule.auto_tile`).
 - `parallel`: mark the outermost coincident loop of each nest parallel
   (`affine.parallel`), default true.
+- `parallel-depth`: which member of each nest's outermost band is the
+  parallel loop (default 0, the outermost; see
+  `tcdialect.poly.schedule`), e.g. `parallel-depth=1` runs the outermost
+  loop in order around a parallel second one.
 - `threads`: how many threads share the parallel loops (default 1); automatic
   tile sizes cut the outermost parallel member into a multiple of this many
   equal tiles.
@@ -262,16 +266,27 @@ class AffineIslSchedulePass(ModulePass):
     parallel: bool = True
     print_schedule: bool = False
     threads: int = 1
+    parallel_depth: int = 0
 
     @classmethod
     def from_options(cls, options: ScheduleOptions) -> AffineIslSchedulePass:
         return cls(
-            options.fusion, options.tile, options.parallel, threads=options.threads
+            options.fusion,
+            options.tile,
+            options.parallel,
+            threads=options.threads,
+            parallel_depth=options.parallel_depth,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tile = None if self.tile is None else tuple(self.tile)
-        options = ScheduleOptions(self.fusion, tile, self.parallel, self.threads)
+        options = ScheduleOptions(
+            self.fusion,
+            tile,
+            self.parallel,
+            parallel_depth=self.parallel_depth,
+            threads=self.threads,
+        )
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 schedule_function(fn, options, print_schedule=self.print_schedule)

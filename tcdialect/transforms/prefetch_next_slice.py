@@ -1,4 +1,4 @@
-"""`prefetch-next-slice{min-bytes=4096 max-bytes=262144 locality=3 nta-bytes=16384}`: fetch the next iteration's input slice while this one computes.
+"""`prefetch-next-slice{min-bytes=4096 max-bytes=262144 locality=3 nta-bytes=16384 distance=1}`: fetch the next iteration's input slice while this one computes.
 
 A loops → loops pass (docs/pipeline.md: `loops` stage), run after
 `convert-affine-to-scf` and before `outline-parallel-loops`. A loop that
@@ -79,7 +79,11 @@ the next strip's short rows (its `prefetch.py`), which here only cost issue
 slots. The prefetches read nothing a program can observe (`memref.prefetch`); after
 the last iteration the slice `A[..., i + s, *]` is the next one in memory
 (the next `n`'s first group, say) or lies past `%A`'s end, which a prefetch
-allows. Left alone: loops whose step is not a constant, arrays written in the
+allows. With `distance=d` the slice fetched is that of iteration `i + d * s`, `d`
+iterations ahead, for iterations too short to hide the memory's latency
+behind one (the autotuner searches `d`: `CpuOptions.prefetch_distance`).
+
+Left alone: loops whose step is not a constant, arrays written in the
 loop or read at other subscripts, dynamic shapes, other layouts, slices
 outside the byte range.
 """
@@ -246,6 +250,7 @@ def _emit(
     levels: list[_Level],
     per: int,
     locality: int,
+    distance: int,
 ) -> None:
     """The prefetches at the start of each chosen level's body (contract)."""
     t = sl.memref.type
@@ -275,7 +280,7 @@ def _emit(
         assert g is not None
         g = b.add(g, first)
         iv, step = nxt
-        following = b.add(iv, step)
+        following = b.add(iv, b.mul(step, distance))
         zeros = [b.index(0)] * (len(rest) - 1) if len(rest) > 1 else []
         for q in range(per):
             slot = b.add(b.mul(g, per), q)
@@ -308,8 +313,11 @@ def prefetch_next_slice(
     max_bytes: int = 256 << 10,
     locality: int = 3,
     nta_bytes: int = NTA_BYTES,
+    distance: int = 1,
 ) -> int:
     """Apply the contract (module docstring); the number of slices prefetched."""
+    if distance < 1:
+        raise TCError(f"prefetch-next-slice: distance must be >= 1 (got {distance})")
     if (
         min_bytes < 0
         or max_bytes < min_bytes
@@ -353,7 +361,7 @@ def prefetch_next_slice(
             if not total:
                 continue
             hint = 0 if sl.bytes <= nta_bytes else locality
-            _emit(sl, (iv, step), levels, -(-lines // total), hint)
+            _emit(sl, (iv, step), levels, -(-lines // total), hint, distance)
             _erase_own_prefetches(sl, iv, ops)
             done.append((loop, m))
             count += 1
@@ -386,10 +394,16 @@ class PrefetchNextSlicePass(ModulePass):
     max_bytes: int = 256 << 10
     locality: int = 3
     nta_bytes: int = NTA_BYTES
+    distance: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         prefetch_next_slice(
-            op, self.min_bytes, self.max_bytes, self.locality, self.nta_bytes
+            op,
+            self.min_bytes,
+            self.max_bytes,
+            self.locality,
+            self.nta_bytes,
+            self.distance,
         )
 
 

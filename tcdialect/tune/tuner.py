@@ -151,8 +151,6 @@ class Tuner:
         self.logged = read_log(self.log) if self.log is not None else {}
         self.results: dict[str, _Trial] = {}
         self.order: list[_Trial] = []
-        self.measured = 0
-        self.resumed = 0
         self._ident = 0
         self._start = 0.0
 
@@ -161,6 +159,18 @@ class Tuner:
     def _job(self, options: Any, **kw: Any) -> Job:
         self._ident += 1
         return Job(self._ident, options, self.faults, **kw)
+
+    @property
+    def measured(self) -> int:
+        """Candidates measured by this run (derived from `order`, so that a
+        Ctrl-C between two statements cannot make the counts disagree with
+        the record's trials)."""
+        return sum(t.source != "log" for t in self.order)
+
+    @property
+    def resumed(self) -> int:
+        """Candidates taken from the log of an earlier, killed run."""
+        return sum(t.source == "log" for t in self.order)
 
     def _left_s(self) -> float:
         return self.budget_s - (time.monotonic() - self._start)
@@ -263,7 +273,6 @@ class Tuner:
         if not timed:
             trial = self._from_log(self.default, logged or {})
             trial.built = (job.ident, compiled.entry_name)
-            self.resumed += 1
         else:
             trial = _Trial(
                 self.default,
@@ -274,7 +283,6 @@ class Tuner:
                 compiled.seconds,
                 built=(job.ident, compiled.entry_name),
             )
-            self.measured += 1
         self._record(trial, timed)
         return trial
 
@@ -313,7 +321,6 @@ class Tuner:
                     if self._done():
                         break
                     known = self._from_log(options, self.logged[repr(options)])
-                    self.resumed += 1
                     self._record(known, False)
                     bar.update(1)
                 if known is not None:
@@ -339,9 +346,27 @@ class Tuner:
         bar: Any,
         default: _Trial,
     ) -> list[tuple[dict[str, Any], _Trial]]:
-        """Compile `todo` in parallel, then measure each in turn."""
-        if not todo or self._done():
-            return []
+        """Compile `todo` in parallel, then measure each in turn: in chunks
+        of twice the compile processes, so that a large batch (the genetic
+        search's first generation) stops at the budget instead of compiling
+        every candidate first."""
+        done: list[tuple[dict[str, Any], _Trial]] = []
+        step = 2 * self.jobs
+        for start in range(0, len(todo), step):
+            if self._done():
+                break
+            done += self._evaluate_chunk(
+                executor, todo[start : start + step], bar, default
+            )
+        return done
+
+    def _evaluate_chunk(
+        self,
+        executor: Executor,
+        todo: list[tuple[dict[str, Any], Any]],
+        bar: Any,
+        default: _Trial,
+    ) -> list[tuple[dict[str, Any], _Trial]]:
         jobs = [self._job(options) for _, options in todo]
         compiled = executor.compile(
             jobs, min(self.compile_timeout_s, max(self._left_s(), 1.0))
@@ -378,7 +403,6 @@ class Tuner:
                     built.seconds,
                     built=(job.ident, built.entry_name),
                 )
-            self.measured += 1
             self._record(trial, True)
             done.append((genes, trial))
             bar.update(1)

@@ -165,6 +165,34 @@ def test_auto_tiling_splits_the_parallel_member_evenly(
     assert rows - (tiles - 1) * tile > tile - 8 * threads
 
 
+BMM = """
+def bmm(float(B, M, K) X, float(B, K, N) Y) -> (Z) {
+    Z(b, m, n) +=! X(b, m, r_k) * Y(b, r_k, n)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("depth", "tile", "mark", "loop"),
+    [
+        (0, (1, 32), 0, "[(b)]"),  # the batch loop, as by default
+        (1, (1, 32), 1, "[(floor((m)/32))]"),  # row tiles, inside the batch loop
+        (1, (1, 512), 0, "[(b)]"),  # a single row tile: member 0 instead
+        (3, (1, 32), 0, "[(b)]"),  # the tile band has no member 3
+    ],
+)
+def test_parallel_depth_marks_that_member_of_the_outer_band(
+    depth: int, tile: tuple[int, ...], mark: int, loop: str
+) -> None:
+    module = lower(parse_tc(BMM), "affine", {"B": 2, "M": 256, "K": 64, "N": 96})
+    fn = _funcs(module)[0]
+    tree = schedule_function(fn, ScheduleOptions(tile=tile, parallel_depth=depth))
+    assert tree is not None
+    # the outermost mark, and the loop it marks (the band right below it)
+    after = tree.split('mark: "parallel@', 1)[1]
+    assert after.split('"', 1)[0] == str(mark)
+    assert loop in after.split("schedule:", 1)[1].split("\n", 1)[0]
+
+
 def test_auto_tiling_keeps_small_parallel_members_in_one_tile() -> None:
     # 192 rows are one tile (the parallel point loop shares them), not 2 x 96.
     module = lower(parse_tc(MATMUL), "affine", {"M": 192, "K": 1024, "N": 64})
@@ -381,6 +409,7 @@ def test_groups_merge_dependence_cycles_only() -> None:
     [
         ({"fusion": "maximal"}, "unknown fusion strategy 'maximal'"),
         ({"tile": (32, -1)}, "tile sizes must be integers >= 0"),
+        ({"parallel_depth": -1}, "parallel_depth must be an integer >= 0"),
     ],
 )
 def test_bad_options_are_errors(options: dict[str, object], message: str) -> None:

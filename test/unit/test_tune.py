@@ -47,11 +47,13 @@ def test_cpu_space_round_trips_the_defaults() -> None:
     space = SearchSpace.of(CpuOptions(), SIZES, INFO)
     assert set(space.values) == {
         "fusion", "tile[0]", "tile[1]", "tile[2]", "register_tile",
-        "register_rows", "register_vectors", "threads",
-        "vector_bits", "prefetch", "prefetch_max_bytes", "nontemporal",
+        "register_rows", "register_vectors", "threads", "parallel_depth",
+        "vector_bits", "prefetch", "prefetch_distance", "prefetch_max_bytes",
+        "nontemporal",
         "nontemporal_min_bytes", "specialize",
     }  # fmt: skip
     assert space.values["threads"] == (1, 2, 3, 4)
+    assert space.values["parallel_depth"] == (0, 1, 2)
     # widths up to the target's own (INFO's vector_bits)
     assert space.values["vector_bits"][-1] == INFO.vector_bits
     genes = space.encode(CpuOptions())
@@ -148,8 +150,8 @@ def test_strategies_improve_on_the_start(name: str, settings: dict[str, Any]) ->
 def test_the_model_needs_fewer_measurements_than_random_search() -> None:
     space = SearchSpace.of(CpuOptions(), SIZES, INFO)
     start = space.encode(CpuOptions())
-    model = [_search(ModelSearch(space, start, random.Random(s)), 40) for s in range(3)]
-    rand = [_search(RandomSearch(space, start, random.Random(s)), 40) for s in range(3)]
+    model = [_search(ModelSearch(space, start, random.Random(s)), 40) for s in range(5)]
+    rand = [_search(RandomSearch(space, start, random.Random(s)), 40) for s in range(5)]
     assert sum(model) < sum(rand)
 
 
@@ -234,3 +236,51 @@ def test_the_cpu_genes_change_the_code_not_the_result() -> None:
     np.testing.assert_allclose(k(A, B), A @ B, rtol=1e-5, atol=1e-5)
     with pytest.raises(TCError, match="register_rows"):
         CpuOptions(register_rows=-1)
+
+
+def test_parallel_depth_moves_the_parallel_loop_not_the_result() -> None:
+    """Row tiles shared by the threads inside the batch loop: another loop
+    outlined for the runtime's threads, the same products."""
+    rng = np.random.default_rng(2)
+    X = rng.random((2, 64, 16), dtype=np.float32)
+    Y = rng.random((2, 16, 24), dtype=np.float32)
+    bmm = "def bmm(float(B, M, K) X, float(B, K, N) Y) -> (Z) {\n  Z(b, m, n) +=! X(b, m, r_k) * Y(b, r_k, n)\n}"
+    loops = []
+    for depth in (0, 1):
+        k = tcdialect.define(
+            bmm, options=CpuOptions(tile=(1, 16), parallel_depth=depth)
+        )
+        np.testing.assert_allclose(k(X, Y), X @ Y, rtol=1e-5)
+        loops.append(k.ir(X, Y, stage="scheduled"))
+    # depth 0: the batch loop is parallel; depth 1: it runs in order around it
+    assert loops[0].index("affine.parallel") < loops[0].index("affine.for")
+    assert loops[1].index("affine.for %b") < loops[1].index("affine.parallel")
+    with pytest.raises(TCError, match="parallel_depth"):
+        CpuOptions(parallel_depth=-1)
+
+
+SOFTMAX = """
+def softmax(float(N, D) I) -> (O) {
+    mx(n) max=! I(n, r_d)
+    e(n, d) = exp(I(n, d) - mx(n))
+    s(n) +=! e(n, r_d)
+    O(n, d) = e(n, d) / s(n)
+}"""
+
+
+def test_prefetch_distance_fetches_rows_further_ahead() -> None:
+    """The option reaches `prefetch-next-slice` (whose FileCheck tests show
+    the slice `d` rows ahead): other prefetches, the same result."""
+    X = np.random.default_rng(3).random((16, 2048), dtype=np.float32)
+    e = np.exp(X - X.max(1, keepdims=True))
+    loops = []
+    for d in (1, 2):
+        k = tcdialect.define(
+            SOFTMAX, options=CpuOptions(prefetch_distance=d, threads=1)
+        )
+        loops.append(k.ir(X, stage="loops"))
+        assert "memref.prefetch %I" in loops[-1]  # rows of 8 KiB
+        np.testing.assert_allclose(k(X), e / e.sum(1, keepdims=True), rtol=1e-5)
+    assert loops[0] != loops[1]
+    with pytest.raises(TCError, match="prefetch_distance"):
+        CpuOptions(prefetch_distance=0)

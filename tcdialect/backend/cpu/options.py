@@ -20,6 +20,9 @@ class CpuOptions:
 
     threads: worker threads for parallel loops (None: every core available
         to this process, from the target's `TargetInfo.cores`).
+    parallel_depth: which loop of each nest's outermost band runs in
+        parallel (0: the outermost; k: the k-th, inside k loops that run in
+        order, when it has no dependence; see `tcdialect.poly.schedule`).
     specialize: compile sizes in as constants, once per shape (fastest code);
         False compiles one generic function for every shape.
     fusion: the scheduler's fusion strategy, "max" (fuse whatever isl can),
@@ -39,6 +42,9 @@ class CpuOptions:
         the target's widest, `TargetInfo.vector_bits`).
     prefetch: False leaves out `prefetch-next-slice` (software prefetches
         of the next iteration's slice of a streamed array).
+    prefetch_distance: how many iterations ahead those prefetches fetch
+        (1: the next; more for iterations too short to hide the memory's
+        latency).
     prefetch_max_bytes: the largest slice prefetched (None: half the
         target's L2, which the prefetched slice must not flush; 256 KiB when
         the target does not say).
@@ -54,6 +60,7 @@ class CpuOptions:
     """
 
     threads: int | None = None
+    parallel_depth: int = 0
     specialize: bool = True
     fusion: str = "max"
     tile: tuple[int, ...] | None = None
@@ -63,6 +70,7 @@ class CpuOptions:
     register_vectors: int = 0
     vector_bits: int | None = None
     prefetch: bool = True
+    prefetch_distance: int = 1
     prefetch_max_bytes: int | None = None
     nontemporal: bool = True
     nontemporal_min_bytes: int | None = None
@@ -75,6 +83,25 @@ class CpuOptions:
         ):
             raise TCError(
                 f"CpuOptions.threads must be a positive int, not {self.threads!r}"
+            )
+        if (
+            not isinstance(self.parallel_depth, int)
+            or isinstance(self.parallel_depth, bool)
+            or not 0 <= self.parallel_depth <= 3
+        ):
+            raise TCError(
+                "CpuOptions.parallel_depth must be an int from 0 to 3, "
+                f"not {self.parallel_depth!r}"
+            )
+        distance = self.prefetch_distance
+        if (
+            not isinstance(distance, int)
+            or isinstance(distance, bool)
+            or not 1 <= distance <= 16
+        ):
+            raise TCError(
+                "CpuOptions.prefetch_distance must be an int from 1 to 16, "
+                f"not {distance!r}"
             )
         for name in ("register_rows", "register_vectors"):
             value = getattr(self, name)
@@ -137,8 +164,9 @@ class CpuOptions:
              "tile[1]": (None, 0, ...), ...,
              "register_tile": (True, False), "register_rows": (0, 1, 2, 4, 6, 8),
              "register_vectors": (0, 1, 2, 3, 4), "threads": (1, ..., cores),
+             "parallel_depth": (0, 1, 2),
              "vector_bits": (None, 128, 256, ...),   # up to the target's
-             "prefetch": (True, False),
+             "prefetch": (True, False), "prefetch_distance": (1, 2, 4),
              "prefetch_max_bytes": (None, 16384, 65536, 262144, 1048576),
              "nontemporal": (True, False),
              "nontemporal_min_bytes": (None, 1 MiB, 4 MiB, 16 MiB, 64 MiB),
@@ -153,6 +181,7 @@ class CpuOptions:
         space["register_rows"] = (0, 1, 2, 4, 6, 8)
         space["register_vectors"] = (0, 1, 2, 3, 4)
         space["threads"] = tuple(range(1, info.cores + 1))
+        space["parallel_depth"] = tuple(range(max(1, min(len(sizes), 3))))
         bits = 128
         widths: list[int | None] = [None]
         while bits <= info.vector_bits:
@@ -160,6 +189,7 @@ class CpuOptions:
             bits *= 2
         space["vector_bits"] = tuple(widths)
         space["prefetch"] = (True, False)
+        space["prefetch_distance"] = (1, 2, 4)
         space["prefetch_max_bytes"] = (None, *(1 << k for k in (14, 16, 18, 20)))
         space["nontemporal"] = (True, False)
         space["nontemporal_min_bytes"] = (None, *(1 << k for k in (20, 22, 24, 26)))

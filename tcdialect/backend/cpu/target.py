@@ -85,7 +85,10 @@ class CpuBackend(Backend):
         if not options.schedule:
             return False
         return ScheduleOptions(
-            options.fusion, options.tile, threads=self.threads(options, info)
+            options.fusion,
+            options.tile,
+            parallel_depth=options.parallel_depth,
+            threads=self.threads(options, info),
         )
 
     def stage_passes(
@@ -134,6 +137,7 @@ class CpuBackend(Backend):
                         max_bytes=max(limits.prefetch_max_bytes, 4 << 10),
                         # slices up to a third of L1 are fetched non-temporally
                         nta_bytes=l1 // 3 if l1 else NTA_BYTES,
+                        distance=options.prefetch_distance,
                     )
                 ]
                 if options.prefetch

@@ -3,6 +3,8 @@
 // RUN: not tc-opt %s -p 'prefetch-next-slice{nta-bytes=-1}' 2>&1 | filecheck %s --check-prefix=NTABAD
 // RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536 nta-bytes=8192}' | filecheck %s --check-prefix=BIG
 // RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536}' | filecheck %s --check-prefix=NTA
+// RUN: tc-opt %s -p 'prefetch-next-slice{max-bytes=65536 distance=2}' | filecheck %s --check-prefix=FAR
+// RUN: not tc-opt %s -p 'prefetch-next-slice{distance=0}' 2>&1 | filecheck %s --check-prefix=NEAR
 
 // Bad options are located errors, not tracebacks. With the default
 // min-bytes (4 KiB) and max-bytes raised to 64 KiB, a 16 KiB slice is
@@ -65,3 +67,12 @@ func.func @big(%A: memref<8x4x1024xf32>, %T: memref<4xf32>, %O: memref<8x8xf32>)
 // NTA:      scf.for %l = %c0 to %c64 step %c1 {
 // NTA:        memref.prefetch %A[%{{.*}}, %{{.*}}, %{{.*}}], read, locality<0>, data : memref<8x4x1024xf32>
 // NTA-NOT:    locality<3>
+
+// distance=2: the slice of o + 2 (two steps of 1 ahead).
+// FAR:      scf.for %l = %c0 to %c64 step %c1 {
+// FAR:        %[[TWO:.*]] = arith.constant 2 : index
+// FAR-NEXT:   %[[AHEAD:.*]] = arith.muli %c1, %[[TWO]] : index
+// FAR-NEXT:   %[[NEXT:.*]] = arith.addi %o, %[[AHEAD]] : index
+// FAR:        memref.prefetch %A[%[[NEXT]], %{{.*}}, %{{.*}}], read, locality<0>, data : memref<8x4x1024xf32>
+// NEAR: prefetch-next-slice: distance must be >= 1 (got 0)
+// NEAR-NOT: Traceback
