@@ -319,3 +319,18 @@ def test_ray_executor(cache_dir: Path) -> None:
     # the chosen code came back from the actor into the cache: loaded here
     np.testing.assert_allclose(kernel(*inputs()), expected(), rtol=1e-5)
     assert (STATS.compiles, STATS.hits) == (0, 1)
+
+
+def test_the_tuner_searches_a_gpu_target_the_same_way(cache_dir: Path) -> None:
+    """`cuda-sim` (the simulator; no GPU here): the same tuner, the
+    `CudaOptions` space, a record of checked candidates, a correct call."""
+    A = np.random.default_rng(4).random((8, 4), dtype=np.float32)
+    B = np.random.default_rng(5).random((4, 8), dtype=np.float32)
+    kernel = tcdialect.define(MATMUL, target="cuda-sim")
+    best = kernel.autotune(A, B, strategy="random", trials=3, **QUICK)
+    record = tuning_record(kernel, {"M": 8, "K": 4, "N": 8})
+    assert record is not None and record["measured"] == 3
+    assert all(t["options"].startswith("CudaOptions(") for t in record["trials"])
+    assert all(t["status"] in ("ok", "pruned", "invalid") for t in record["trials"])
+    assert record["best"]["options"] == repr(best)
+    np.testing.assert_allclose(kernel(A, B), A @ B, rtol=1e-5)
