@@ -329,8 +329,16 @@ class Tuner:
                     todo.append((genes, options))
             if self.trials is not None:
                 todo = todo[: max(0, self.trials - len(self.order))]
-            for genes, trial in self._evaluate(executor, todo, bar, default):
-                observed.append((genes, self._time(trial)))
+            # in chunks of twice the compile processes, so that a large batch
+            # (the genetic search's first generation) stops at the budget
+            # instead of compiling every candidate first
+            step = 2 * self.jobs
+            for first in range(0, len(todo), step):
+                if self._done():
+                    break
+                chunk = todo[first : first + step]
+                for genes, trial in self._evaluate(executor, chunk, bar, default):
+                    observed.append((genes, self._time(trial)))
             for genes, options in todo:
                 if repr(options) not in self.results:
                     observed.append((genes, None))  # out of budget: not measured
@@ -346,27 +354,7 @@ class Tuner:
         bar: Any,
         default: _Trial,
     ) -> list[tuple[dict[str, Any], _Trial]]:
-        """Compile `todo` in parallel, then measure each in turn: in chunks
-        of twice the compile processes, so that a large batch (the genetic
-        search's first generation) stops at the budget instead of compiling
-        every candidate first."""
-        done: list[tuple[dict[str, Any], _Trial]] = []
-        step = 2 * self.jobs
-        for start in range(0, len(todo), step):
-            if self._done():
-                break
-            done += self._evaluate_chunk(
-                executor, todo[start : start + step], bar, default
-            )
-        return done
-
-    def _evaluate_chunk(
-        self,
-        executor: Executor,
-        todo: list[tuple[dict[str, Any], Any]],
-        bar: Any,
-        default: _Trial,
-    ) -> list[tuple[dict[str, Any], _Trial]]:
+        """Compile `todo` in parallel, then measure each in turn."""
         jobs = [self._job(options) for _, options in todo]
         compiled = executor.compile(
             jobs, min(self.compile_timeout_s, max(self._left_s(), 1.0))

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_poly_schedule import SOFTMAX
 
 import tcdialect
 from tcdialect.backend.base import TargetInfo
@@ -257,15 +258,6 @@ def test_parallel_depth_moves_the_parallel_loop_not_the_result() -> None:
     assert loops[1].index("affine.for %b") < loops[1].index("affine.parallel")
     with pytest.raises(TCError, match="parallel_depth"):
         CpuOptions(parallel_depth=-1)
-
-
-SOFTMAX = """
-def softmax(float(N, D) I) -> (O) {
-    mx(n) max=! I(n, r_d)
-    e(n, d) = exp(I(n, d) - mx(n))
-    s(n) +=! e(n, r_d)
-    O(n, d) = e(n, d) / s(n)
-}"""
 
 
 def test_prefetch_distance_fetches_rows_further_ahead() -> None:
