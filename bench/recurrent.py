@@ -3,7 +3,8 @@ PyTorch's `nn.RNN` / `nn.LSTM` and NumPy, on the CPU.
 
 ::
 
-    .venv/bin/python -m bench.recurrent [--threads N] [--out bench/RESULTS-recurrent.md]
+    .venv/bin/python -m bench.recurrent [--threads N] [--tune-budget-s S]
+        [--out bench/RESULTS-recurrent.md]
 
 The TC definitions are `examples/rnn.py`'s (docs/language-notes.md,
 "Recurrences"): each is one `tcdialect.define` kernel that runs all T steps
@@ -14,13 +15,19 @@ and runs under `torch.no_grad()`; NumPy is the step loop of `examples/rnn.py`
 timing. Times are medians of repeated calls (the kernels compiled and warm,
 outputs preallocated for TC), all on the same number of threads (NumPy's
 BLAS limited with threadpoolctl). Needs torch and threadpoolctl.
+
+With `--tune-budget-s S` each kernel is also autotuned for S seconds at each
+size (in a temporary cache) and timed with the options found, their
+`threads` set to the run's: the "TC tuned" column.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +36,7 @@ from typing import Any
 import numpy as np
 
 import tcdialect
+from bench.tuning import cache_env
 from examples.rnn import (  # the repository root is on the path with -m
     LSTM,
     RNN,
@@ -94,7 +102,26 @@ def torch_rnn(args: list[Any], lstm: bool) -> tuple[Callable[[], Any], Any]:
 Arr = np.ndarray[Any, Any]
 
 
-def run(threads: int) -> list[dict[str, Any]]:
+def tuned_ms(
+    src: str, args: list[Arr], threads: int, budget_s: float
+) -> tuple[float, str]:
+    """The time of `src` with the options that `budget_s` seconds of
+    autotuning find for `args` (threads set to `threads`), and what they
+    change."""
+    from tcdialect.tune.space import changed_fields
+
+    base = CpuOptions(threads=threads)
+    with tempfile.TemporaryDirectory() as tmp, cache_env(Path(tmp)):
+        best = tcdialect.define(src, options=base).autotune(
+            *args, budget_s=budget_s, verbose=False
+        )
+    options = dataclasses.replace(best, threads=threads)
+    kernel = tcdialect.define(src, options=options)
+    out: Any = kernel(*args)
+    return median_ms(lambda: kernel(*args, out=out)), changed_fields(options, base)
+
+
+def run(threads: int, budget_s: float = 0.0) -> list[dict[str, Any]]:
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -122,6 +149,9 @@ def run(threads: int) -> list[dict[str, Any]]:
             ms_tc = median_ms(lambda: kernel(*args, out=out))
             ms_torch = median_ms(call)
             ms_numpy = median_ms(lambda: ref(*args))
+            ms_tuned, changed = (
+                tuned_ms(src, args, threads, budget_s) if budget_s > 0 else (None, "")
+            )
             rows.append(
                 {
                     "net": name,
@@ -132,13 +162,16 @@ def run(threads: int) -> list[dict[str, Any]]:
                     "tc": ms_tc,
                     "torch": ms_torch,
                     "numpy": ms_numpy,
+                    "tuned": ms_tuned,
+                    "changed": changed,
                     "err_tc": err_tc,
                     "err_torch": err_torch,
                 }
             )
             print(
                 f"{name:4} T={T} B={B} I={I} N={N}: TC {ms_tc:.2f} ms, "
-                f"torch {ms_torch:.2f} ms, NumPy {ms_numpy:.2f} ms",
+                f"torch {ms_torch:.2f} ms, NumPy {ms_numpy:.2f} ms"
+                + (f", TC tuned {ms_tuned:.2f} ms ({changed})" if ms_tuned else ""),
                 flush=True,
             )
     return rows
@@ -155,25 +188,39 @@ def table(rows: list[dict[str, Any]], threads: int) -> str:
         f"{torch.__version__} (NumPy {np.__version__}). Medians of repeated warm "
         "calls, float32; `python -m bench.recurrent`.",
         "",
-        "| net | T | B | I | N | TC (ms) | torch nn (ms) | NumPy loop (ms) "
-        "| torch / TC | max abs err TC, torch vs NumPy |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| net | T | B | I | N | TC (ms) | TC tuned (ms) | torch nn (ms) "
+        "| NumPy loop (ms) | torch / TC | torch / TC tuned "
+        "| max abs err TC, torch vs NumPy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        tuned = r.get("tuned")
+        tuned_cells = (
+            (f"{tuned:.2f}", f"{r['torch'] / tuned:.2f}") if tuned else ("-", "-")
+        )
         lines.append(
             f"| {r['net']} | {r['T']} | {r['B']} | {r['I']} | {r['N']} "
-            f"| {r['tc']:.2f} | {r['torch']:.2f} | {r['numpy']:.2f} "
-            f"| {r['torch'] / r['tc']:.2f} | {r['err_tc']:.1e}, {r['err_torch']:.1e} |"
+            f"| {r['tc']:.2f} | {tuned_cells[0]} | {r['torch']:.2f} "
+            f"| {r['numpy']:.2f} | {r['torch'] / r['tc']:.2f} | {tuned_cells[1]} "
+            f"| {r['err_tc']:.1e}, {r['err_torch']:.1e} |"
         )
+    changed = [r for r in rows if r.get("changed") not in (None, "", "(default)")]
+    if changed:
+        lines += ["", "Tuned options (what they change):", ""]
+        lines += [
+            f"- {r['net']} {r['T']}x{r['B']}x{r['I']}x{r['N']}: {r['changed']}"
+            for r in changed
+        ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--tune-budget-s", type=float, default=0.0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    rows = run(args.threads)
+    rows = run(args.threads, args.tune_budget_s)
     text = table(rows, args.threads)
     print(text)
     if args.out is not None:
