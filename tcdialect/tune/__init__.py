@@ -61,8 +61,8 @@ def autotune(
         Ctrl-C, keeping the best so far.
     strategy: "genetic", "model" or "random"; `settings` are its keyword
         arguments (genetic: population, generations, crossover, mutation,
-        elites; model: batch, samples, explore, ridge, neighbours; random:
-        batch).
+        elites, near_start; model: batch, samples, explore, ridge,
+        neighbours; random: batch).
     executor: "local" (worker processes) or "ray" (Ray tasks and an actor;
         `pip install tcdialect[distributed]`).
     verbose: a progress bar and a summary table; False prints nothing.

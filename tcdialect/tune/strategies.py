@@ -10,15 +10,20 @@ times; the tuner measures, deduplicates and stops on its budget::
 None is a candidate without a time (invalid, or pruned as hopeless).
 
 - `GeneticSearch`: TC's tuner (anchor-tc.md section 5) with its parameters:
-  generation 0 is the start options and random valid candidates; each next
+  generation 0 is the start options, its one-gene neighbours (a fraction
+  `near_start` of the generation, genes with the fewest values first: the
+  fusion strategy, the switches) and random valid candidates; each next
   one keeps the `elites` best and breeds the rest by roulette selection on
   1/time, a child taking each gene from one of three parents with
   probability `crossover`, then every child's genes drawn again with
   probability `mutation`; under 3 valid candidates it starts again from the
   best and random ones. (TC copied every survivor into the next generation
-  so that only invalid slots got children; here all but the elites are new.)
-- `ModelSearch`: fewer measurements. After a first batch (the start and
-  random candidates), each round fits a cost model on every measured point
+  so that only invalid slots got children; here all but the elites are new.
+  TC's generation 0 was all random, `near_start=0`: a default one switch
+  away from much faster code, the fusion strategy of an LSTM's step, was
+  rarely found within a small budget.)
+- `ModelSearch`: fewer measurements. After a first batch (the start, a
+  neighbour and random candidates), each round fits a cost model on every measured point
   (ridge regression of log time on the genes' features, averaged with the
   k nearest measured neighbours), ranks `samples` fresh candidates (random
   ones, and mutations of the best so far), and proposes the `batch - explore`
@@ -82,6 +87,26 @@ class Strategy(ABC):
                 found.setdefault(_key(genes), genes)
         return list(found.values())
 
+    def _neighbours(self, count: int) -> list[Genes]:
+        """Up to `count` valid candidates not seen before that differ from
+        the start in one gene, genes with fewer values first (a switch or a
+        strategy before a tile size), values of a gene in random order."""
+        genes = sorted(self.space.values, key=lambda g: len(self.space.values[g]))
+        found: dict[str, Genes] = {}
+        for gene in genes:
+            values = list(self.space.values[gene])
+            self.rng.shuffle(values)
+            for value in values:
+                if len(found) >= count:
+                    return list(found.values())
+                if value == self.start[gene] and type(value) is type(self.start[gene]):
+                    continue
+                child = {**self.start, gene: value}
+                key = _key(child)
+                if key not in self.seen and self.space.decode(child) is not None:
+                    found.setdefault(key, child)
+        return list(found.values())
+
     def _valid(self) -> list[tuple[Genes, float]]:
         """The observed candidates with a time, fastest first."""
         return sorted(
@@ -106,10 +131,14 @@ class GeneticSearch(Strategy):
         crossover: float = 0.8,
         mutation: float = 0.07,
         elites: int = 10,
+        near_start: float = 0.5,
     ):
         super().__init__(space, start, rng)
         if population < 2 or generations < 1:
             raise TCError("genetic search: population >= 2 and generations >= 1")
+        if not 0.0 <= near_start <= 1.0:
+            raise TCError("genetic search: 0 <= near_start <= 1")
+        self.near_start = near_start
         self.population = population
         self.generations = generations
         self.crossover = crossover
@@ -122,7 +151,9 @@ class GeneticSearch(Strategy):
         if self.generation >= self.generations:
             return []
         if self.generation == 0:
-            batch = [self.start, *self._fresh(self.population - 1)]
+            near = self._neighbours(int(self.near_start * (self.population - 1)))
+            batch = [self.start, *near]
+            batch += self._fresh(self.population - len(batch))
         else:
             batch = self._breed()
         self.generation += 1
@@ -198,7 +229,8 @@ class ModelSearch(Strategy):
         self.round += 1
         self.stage = f"round {self.round}"
         if self.round == 1:
-            return [self.start, *self._fresh(self.batch - 1)]
+            batch = [self.start, *self._neighbours(min(1, self.batch - 1))]
+            return batch + self._fresh(self.batch - len(batch))
         pool = self._pool()
         if not pool:
             return []

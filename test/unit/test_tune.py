@@ -156,6 +156,22 @@ def test_the_model_needs_fewer_measurements_than_random_search() -> None:
     assert sum(model) < sum(rand)
 
 
+def test_generation_zero_holds_the_starts_one_gene_neighbours() -> None:
+    """Half of generation 0 changes one gene of the start, the genes with
+    the fewest values first: the switches and the fusion strategy."""
+    space = SearchSpace.of(CpuOptions(), SIZES, INFO)
+    start = space.encode(CpuOptions())
+    batch = GeneticSearch(space, start, random.Random(0), population=20).propose()
+    assert batch[0] == start and len(batch) == 20
+    near = [g for g in batch[1:] if sum(g[k] != start[k] for k in start) == 1]
+    assert len(near) == 9  # half of the 19 after the start
+    changed = {next(k for k in start if g[k] != start[k]) for g in near}
+    assert {"fusion", "register_tile", "prefetch", "nontemporal"} <= changed
+    assert all(space.decode(g) is not None for g in batch)
+    with pytest.raises(TCError, match="near_start"):
+        GeneticSearch(space, start, random.Random(0), near_start=2.0)
+
+
 def test_genetic_search_stops_after_its_generations() -> None:
     space = SearchSpace.of(CpuOptions(), SIZES, INFO)
     ga = GeneticSearch(
