@@ -17,7 +17,10 @@ becomes, for `factor=2`::
 
 It computes what the loop computed, in the same order. Loops outside
 kernels, loops with a loop inside, and everything when `factor` is 1 are
-left alone. The copies make the independent work of consecutive iterations
+left alone, and so are *copy loops* unless `copies` (the default; TC's
+`unrollCopyShared`, `CudaOptions.unroll_copy_shared`, is off by default):
+loops that store, and store only into workgroup memory (memory space 3),
+which are `affine-gpu-promote`'s copies of tiles into shared memory. The copies make the independent work of consecutive iterations
 visible to LLVM's scheduler (its own unroller does not look through
 `noalias`-free address arithmetic as readily); beyond `MAX_FACTOR` copies
 the code only grows.
@@ -28,14 +31,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu
+from tcdialect.transforms.affine_gpu_promote.shared import SHARED_SPACE
 
 #: The most copies of a loop body.
 MAX_FACTOR = 16
@@ -43,6 +53,17 @@ MAX_FACTOR = 16
 
 def _innermost(loop: scf.ForOp) -> bool:
     return not any(isinstance(o, scf.ForOp | scf.WhileOp) for o in loop.body.walk())
+
+
+def _copies_to_shared(loop: scf.ForOp) -> bool:
+    """Whether `loop` stores, and only into workgroup memory (space 3)."""
+    stores = [o for o in loop.body.walk() if isinstance(o, memref.StoreOp)]
+    return bool(stores) and all(
+        isinstance(t := s.memref.type, MemRefType)
+        and isinstance(t.memory_space, IntegerAttr)
+        and t.memory_space.value.data == SHARED_SPACE
+        for s in stores
+    )
 
 
 def unroll(loop: scf.ForOp, factor: int) -> None:
@@ -100,6 +121,8 @@ class UnrollInnerLoopsPass(ModulePass):
     name = "unroll-inner-loops"
 
     factor: int = 4
+    #: Unroll the copies into shared memory too (see the module docstring).
+    copies: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not isinstance(self.factor, int) or self.factor < 1:
@@ -112,7 +135,11 @@ class UnrollInnerLoopsPass(ModulePass):
         kernels = [f for f in op.walk() if isinstance(f, gpu.FuncOp)]
         for kernel in kernels:
             loops: list[Operation] = [
-                o for o in kernel.walk() if isinstance(o, scf.ForOp) and _innermost(o)
+                o
+                for o in kernel.walk()
+                if isinstance(o, scf.ForOp)
+                and _innermost(o)
+                and (self.copies or not _copies_to_shared(o))
             ]
             for loop in loops:
                 assert isinstance(loop, scf.ForOp)

@@ -87,7 +87,8 @@ def test_cpu_limits_come_from_the_target() -> None:
 def test_cuda_space_declares_tcs_fields_and_rejects_big_blocks() -> None:
     space = SearchSpace.of(CudaOptions(), SIZES, INFO)
     for gene in ("block[0]", "grid[0]", "unroll", "use_shared_memory",
-                 "use_private_memory", "match_library_calls", "outer_fusion"):  # fmt: skip
+                 "use_private_memory", "match_library_calls", "outer_fusion",
+                 "unroll_copy_shared", "shared_depth", "private_depth"):  # fmt: skip
         assert gene in space.values
     genes = space.encode(CudaOptions())
     assert space.decode(genes) == CudaOptions()

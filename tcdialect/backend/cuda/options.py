@@ -95,15 +95,19 @@ class CudaOptions:
         once (matmul's `r_k` tiles): where the copies and barriers pay;
         True promotes every reused or uncoalesced tile. TC's presets keep
         TC's default, both off.
-    unroll_copy_shared: unroll the global<->shared copy loops.
+    unroll_copy_shared: with `unroll` > 1, unroll the copies into shared
+        memory too (`unroll-inner-loops{copies}`); off, they stay rolled.
     max_shared_memory: the shared-memory budget per block in bytes (None:
         the device's limit, `TargetInfo.limits["max_shared_memory"]`).
     use_readonly_cache: load read-only tensors through the non-coherent
         cache (`ld.global.nc`). Kernel pointers are `noalias` (the buffers
         of one call never overlap), so LLVM does so for every read-only
         tensor already and this option changes nothing.
-    shared_depth, private_depth: the schedule depths of shared and register
-        promotion (None: below the block mapping / the thread mapping).
+    shared_depth, private_depth: TC's promotion depths, counted in the
+        kernel's loops (block, tile and thread loops): shared memory only in
+        the loop bodies at `shared_depth`, registers only across loops at
+        `private_depth` or deeper (None: wherever promotion applies; see
+        `affine-gpu-promote`).
     fix_parameters_before_scheduling: schedule with the sizes as constants.
         With `specialize` (the default) the sizes are constants before
         scheduling anyway; without it they cannot be, so this option
@@ -193,10 +197,13 @@ class CudaOptions:
             raise _err(
                 "match_library_calls", self.match_library_calls, "None, True or False"
             )
-        for name in ("max_shared_memory", "shared_depth", "private_depth"):
+        v = self.max_shared_memory
+        if v is not None and (not _int(v) or v < 0):
+            raise _err("max_shared_memory", v, "None or an integer >= 0")
+        for name in ("shared_depth", "private_depth"):
             v = getattr(self, name)
-            if v is not None and (not _int(v) or v < 0):
-                raise _err(name, v, "None or an integer >= 0")
+            if v is not None and (not _int(v) or v < 1):
+                raise _err(name, v, "None or an integer >= 1")
         if self.arch is not None and self.arch not in ARCHS:
             raise _err("arch", self.arch, f"None or one of {', '.join(ARCHS)}")
 
@@ -232,8 +239,11 @@ class CudaOptions:
              "intra_tile_fusion": ("max", "preserve3coincident", "min"),
              "tile[0]": (None, 0, 1, 2, ...), ..., "block[0]": (1, ..., 1024),
              "block[1]": (None, 1, ...), "grid[0]": (1, ...), ...,
-             "unroll": (1, 2, 4, 8, 16), "use_shared_memory": (None, False, True),
+             "unroll": (1, 2, 4, 8, 16), "unroll_copy_shared": (False, True),
+             "use_shared_memory": (None, False, True),
              "use_private_memory": (False, True),
+             "shared_depth": (None, 1, 2, 3, 4),
+             "private_depth": (None, 3, 4, 5, 6, 7),
              "match_library_calls": (None, True, False), "specialize": (True,)}
         """
         from tcdialect.backend.cpu.options import candidate_sizes
@@ -252,8 +262,13 @@ class CudaOptions:
             grid = tuple(v for v in values if v <= most)
             space[f"grid[{axis}]"] = (None, *grid) if axis else grid
         space["unroll"] = (1, 2, 4, 8, 16)
+        space["unroll_copy_shared"] = (False, True)
         space["use_shared_memory"] = (None, False, True)
         space["use_private_memory"] = (False, True)
+        # loop depths (affine-gpu-promote): a kernel's scopes are a few loops
+        # down, its reductions a few more
+        space["shared_depth"] = (None, 1, 2, 3, 4)
+        space["private_depth"] = (None, 3, 4, 5, 6, 7)
         space["match_library_calls"] = (None, True, False)
         space["specialize"] = (True,)
         return space

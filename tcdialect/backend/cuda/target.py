@@ -116,7 +116,9 @@ class CudaBackend(Backend):
             from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
             unroll = (
-                [UnrollInnerLoopsPass(options.unroll)] if options.unroll > 1 else []
+                [UnrollInnerLoopsPass(options.unroll, options.unroll_copy_shared)]
+                if options.unroll > 1
+                else []
             )
             promote = (
                 [AffineGpuPromotePass.from_options(options, info)]

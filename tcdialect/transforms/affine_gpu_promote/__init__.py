@@ -1,4 +1,4 @@
-"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152 only-streams=false}`: memory promotion for the GPU.
+"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152 only-streams=false shared-depth=3 private-depth=6}`: memory promotion for the GPU.
 
 An affine → affine pass on the output of `affine-gpu-map` (mapped loops are
 one-dimensional `affine.parallel`s with `tc.gpu_processor` and
@@ -70,10 +70,19 @@ Example, `C(m, n) +=! A(m, r_k) * B(r_k, n)` at 64x64x64 with
               }
               affine.store %4, %C[%m, %n]
 
+Depths (TC's `sharedDepth`, `privateDepth`, counted in loops rather than
+schedule-tree members): `shared-depth=d` promotes to shared memory only in
+scopes whose body `d` loops enclose (block, tile and thread loops counted
+from the kernel's outermost, the scope's own included: 3 for the matmul
+above, whose `%c2` body is the scope); `private-depth=d` scalar-replaces
+only in loops at depth `d` or deeper (6 for the `r_k` loop above; 7 leaves
+`C[m, n]` in memory). Unset, every scope and every loop qualify. (The copies'
+unrolling, TC's `unrollCopyShared`, is `unroll-inner-loops{copies}`.)
+
 Not done: arrays the kernel writes (copy-out), boxes whose size is a
-run-time value (dynamic shared memory), register arrays for elements that a
-thread reuses across loops above the thread mapping (C across `%c2`),
-`shared_depth`/`private_depth`, and unrolled copies (`unroll_copy_shared`).
+run-time value (dynamic shared memory), and register arrays for elements
+that a thread reuses across loops above the thread mapping (C across
+`%c2`).
 Distinct memref values are assumed not to alias (TC's tensors are distinct).
 """
 
@@ -89,7 +98,7 @@ from xdsl.passes import ModulePass
 from tcdialect.backend.base import TargetInfo
 from tcdialect.backend.cuda.options import CudaOptions
 from tcdialect.diagnostics import TCError
-from tcdialect.transforms.affine_gpu_promote.kernel import kernels
+from tcdialect.transforms.affine_gpu_promote.kernel import kernels, loop_depth
 from tcdialect.transforms.affine_gpu_promote.private import promote_private
 from tcdialect.transforms.affine_gpu_promote.shared import (
     Candidate,
@@ -115,6 +124,10 @@ class AffineGpuPromotePass(ModulePass):
     #: promote only in scopes that are sequential tile loops running more
     #: than once (a block streaming a reduction through shared memory)
     only_streams: bool = False
+    #: promote to shared memory only in scopes at this loop depth
+    shared_depth: int | None = None
+    #: scalar-replace only in loops at this loop depth or deeper
+    private_depth: int | None = None
 
     @classmethod
     def from_options(
@@ -129,6 +142,8 @@ class AffineGpuPromotePass(ModulePass):
             private=options.use_private_memory,
             max_shared_memory=budget,
             only_streams=shared is None,
+            shared_depth=options.shared_depth,
+            private_depth=options.private_depth,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -137,6 +152,13 @@ class AffineGpuPromotePass(ModulePass):
                 "affine-gpu-promote: max-shared-memory must be >= 0, not "
                 f"{self.max_shared_memory}"
             )
+        for name in ("shared_depth", "private_depth"):
+            depth = getattr(self, name)
+            if depth is not None and depth < 1:
+                raise TCError(
+                    f"affine-gpu-promote: {name.replace('_', '-')} must be >= 1, "
+                    f"not {depth}"
+                )
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
@@ -144,12 +166,17 @@ class AffineGpuPromotePass(ModulePass):
                 if self.shared:
                     found: list[Candidate] = []
                     for scope in scopes(k):
-                        if not self.only_streams or streams(scope):
+                        loop = scope.parent_op()
+                        assert loop is not None
+                        if (not self.only_streams or streams(scope)) and (
+                            self.shared_depth is None
+                            or loop_depth(loop, k) == self.shared_depth
+                        ):
                             found += candidates(k, scope)
                     for c in select(found, self.max_shared_memory):
                         promote(c)
                 if self.private:
-                    promote_private(k)
+                    promote_private(k, self.private_depth)
 
 
 __all__ = ["AffineGpuPromotePass"]

@@ -74,6 +74,20 @@ class Kernel:
         return [a for a in AXES if self.block.get(a, 1) > 1]
 
 
+def loop_depth(op: Operation, k: Kernel) -> int:
+    """The loops (`affine.for`, `affine.parallel`) from `k.top` down to
+    `op`, `op` included: block loops, tile loops and thread loops alike."""
+    n = 0
+    current: Operation | None = op
+    while current is not None:
+        if isinstance(current, affine.ForOp | affine.ParallelOp):
+            n += 1
+        if current is k.top:
+            break
+        current = current.parent_op()
+    return n
+
+
 def _tops(fn: func.FuncOp) -> list[Operation]:
     """The top-level ops of `fn`'s body, those of a recurrence's step loop
     (`tc.recurrence`, a host loop around its kernels) in its place."""

@@ -33,6 +33,7 @@ from tcdialect.dialects import affine as taffine
 from tcdialect.transforms.affine_gpu_promote.kernel import (
     Kernel,
     is_reduce,
+    loop_depth,
     thread_axis,
 )
 from tcdialect.transforms.affine_gpu_promote.linear import (
@@ -140,9 +141,16 @@ def _runs(loop: affine.ForOp) -> list[Lin] | None:
     return need
 
 
-def promote_private(k: Kernel) -> None:
-    """Scalar-replace the loop-invariant elements of every loop in `k`."""
-    loops = [op for op in k.top.walk() if isinstance(op, affine.ForOp)]
+def promote_private(k: Kernel, depth: int | None = None) -> None:
+    """Scalar-replace the loop-invariant elements of every loop in `k` (with
+    `depth`, of the loops at that `loop_depth` or deeper only: a register
+    then holds an element across those loops and no further out)."""
+    loops = [
+        op
+        for op in k.top.walk()
+        if isinstance(op, affine.ForOp)
+        and (depth is None or loop_depth(op, k) >= depth)
+    ]
     for loop in reversed(loops):  # innermost first
         elements = _elements(k, loop)
         runs = _runs(loop)
