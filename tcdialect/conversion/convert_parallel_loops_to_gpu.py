@@ -38,13 +38,19 @@ Inside a kernel:
   0 stores (`scf.if` on those thread indices being 0), and the loads and
   arithmetic just before it that serve only the store move into that
   `scf.if` with it.
-- Within a region that holds thread-mapped loops, a `gpu.barrier` follows
-  each op that writes memory when an op after it in the same region
-  touches memory: whatever a thread wrote is visible to the block's other
-  threads before they read it. A loop body with more than one such op also
-  ends with one, for the next iteration. (One thread-loop nest alone needs
-  none: its coincident members give each element to the same thread in
-  every iteration.) Those regions run uniformly across a block
+- Within a region that holds thread-mapped loops, a `gpu.barrier` goes
+  before each op that touches an array that an op since the last barrier
+  wrote, or writes one that such an op read: whatever a thread wrote is
+  visible to the block's other threads before they read or overwrite it,
+  and nothing is overwritten before they have read it. Distinct arrays
+  never alias (kernel arguments and allocations; views count as the array
+  they view), so ops on different arrays need none between them:
+  matmul's copies of its A and B tiles into shared memory share one
+  barrier, before the products read them. A loop body with more than one
+  op that touches memory also ends with one when what its last ops did
+  conflicts so with what its first ops do in the next iteration. (One
+  thread-loop nest alone needs none: its coincident members give each
+  element to the same thread in every iteration.) Those regions run uniformly across a block
   (their control flow depends on sizes and block indices only), so every
   thread reaches every barrier.
 
@@ -89,6 +95,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -173,6 +180,43 @@ def _segments(ops: Iterable[Operation]) -> list[list[Operation]]:
 
 def _writes(op: Operation) -> bool:
     return any(isinstance(o, memref.StoreOp | memref.AtomicRMWOp) for o in op.walk())
+
+
+#: Ops whose result is a view of their first operand's memory.
+_VIEWS = (
+    memref.SubviewOp,
+    memref.CastOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+)
+
+
+def _array(v: SSAValue) -> SSAValue:
+    """The array (kernel argument or allocation) that memref `v` views."""
+    while isinstance(v.owner, _VIEWS):
+        v = v.owner.operands[0]
+    return v
+
+
+def _arrays(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The arrays that `op` (and the ops inside it) read and write; an
+    unknown op with a memref operand counts as reading and writing it."""
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for o in op.walk():
+        if isinstance(o, memref.LoadOp):
+            reads.add(_array(o.memref))
+        elif isinstance(o, memref.StoreOp):
+            writes.add(_array(o.memref))
+        elif isinstance(o, (*_VIEWS, memref.DimOp, memref.AllocaOp)):
+            continue
+        else:
+            for v in o.operands:
+                if isinstance(v.type, MemRefType):
+                    reads.add(_array(v))
+                    writes.add(_array(v))
+    return reads, writes
 
 
 def _touches_memory(op: Operation) -> bool:
@@ -873,17 +917,35 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
                 for r in op.regions:
                     for b in r.blocks:
                         region(b, warp or axis is not None)
-        # barriers: after a writing op that a later memory op follows
+        # barriers: before an op that touches what was written since the last
+        # one, or writes what was read since
         memory = [op for op in block.ops if _touches_memory(op)]
-        for op in memory[:-1]:
-            if _writes(op):
-                Rewriter.insert_op(_sync(warp), InsertPoint.after(op))
-        # in a loop, the next iteration's first op follows this one's last
-        loop = isinstance(block.parent_op(), scf.ForOp)
-        if loop and len(memory) > 1 and any(_writes(op) for op in memory):
-            last = block.last_op
-            assert last is not None
-            Rewriter.insert_op(_sync(warp), InsertPoint.before(last))
+        read: set[SSAValue] = set()
+        written: set[SSAValue] = set()
+        for op in block.ops:
+            if isinstance(op, gpu.BarrierOp | nvvm.BarWarpSyncOp):
+                read, written = set(), set()
+                continue
+            r, w = _arrays(op)
+            if (r | w) & written or w & read:
+                Rewriter.insert_op(_sync(warp), InsertPoint.before(op))
+                read, written = set(), set()
+            read |= r
+            written |= w
+        # in a loop, the next iteration's first ops follow this one's last
+        if isinstance(block.parent_op(), scf.ForOp) and len(memory) > 1:
+            nxt_r: set[SSAValue] = set()
+            nxt_w: set[SSAValue] = set()
+            for op in block.ops:
+                if isinstance(op, gpu.BarrierOp | nvvm.BarWarpSyncOp):
+                    break
+                r, w = _arrays(op)
+                nxt_r |= r
+                nxt_w |= w
+            if (nxt_r | nxt_w) & written or nxt_w & read:
+                last = block.last_op
+                assert last is not None
+                Rewriter.insert_op(_sync(warp), InsertPoint.before(last))
 
     region(entry, False)
 

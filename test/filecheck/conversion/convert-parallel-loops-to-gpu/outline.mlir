@@ -44,7 +44,7 @@ func.func @scale(%A: memref<?xf32>, %N: index) {
 
 // A store outside the thread loops (in a sequential loop around them) runs
 // in thread 0 only; a barrier separates it from the thread loop that reads
-// what it wrote, and another ends the iteration (the next store overwrites
+// what it wrote (right before that loop), and another ends the iteration (the next store overwrites
 // what the thread loop read). The temporary's alloc and dealloc stay on the
 // host; a top-level store is a kernel of one thread, as is the unmapped
 // last nest (no guard, no barrier).
@@ -65,8 +65,8 @@ func.func @scale(%A: memref<?xf32>, %N: index) {
 // CHECK-NEXT:         scf.if %[[FIRST]] {
 // CHECK-NEXT:           memref.store
 // CHECK-NEXT:         }
-// CHECK-NEXT:         gpu.barrier
-// CHECK:              scf.for
+// CHECK:              gpu.barrier
+// CHECK-NEXT:         scf.for
 // CHECK:                memref.store
 // CHECK:              }
 // CHECK-NEXT:         gpu.barrier

@@ -1,8 +1,8 @@
 // Inside a thread loop along y whose threads along x are one warp (a band
 // whose reduction the warp shares), the ops that only the thread with x index
 // 0 runs write what the other threads of its warp read next: a warp barrier
-// (nvvm.bar.warp.sync, CUDA's __syncwarp) follows each write that a later
-// memory op follows, and ends the loop body; no gpu.barrier can be used there
+// (nvvm.bar.warp.sync, CUDA's __syncwarp) comes before the op that reads
+// what such a write wrote, and ends the loop body; no gpu.barrier can be used there
 // (threads along y run different numbers of iterations).
 // RUN: tc-opt %s -p convert-parallel-loops-to-gpu | filecheck %s
 
@@ -13,9 +13,9 @@
 // CHECK-NEXT:        memref.load
 // CHECK-NEXT:        memref.store %{{.*}}, %T_prev[%i]
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %[[ALL:.*]] = arith.constant -1 : i32
+// CHECK:           %[[ALL:.*]] = arith.constant -1 : i32
 // CHECK-NEXT:      nvvm.bar.warp.sync %[[ALL]] : i32
-// CHECK:           scf.for %r = {{.*}} iter_args
+// CHECK-NEXT:      scf.for %r = {{.*}} iter_args
 // CHECK:           gpu.shuffle xor
 // CHECK:           scf.if
 // CHECK:             memref.store %{{.*}}, %T[%i]
