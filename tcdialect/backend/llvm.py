@@ -15,6 +15,8 @@ and the converters that are missing or wrong for our pipeline are replaced:
   with `_false` / `_true`; `i1` constants; `llvm.intr.stacksave` /
   `stackrestore`;
 - `nontemporal` on `llvm.store` (the `!nontemporal !{i32 1}` metadata);
+- `llvm.atomicrmw` (ours, `tcdialect.dialects.llvm`; xDSL has none) →
+  ``atomicrmw fadd ptr addrspace(1) %p, float %v monotonic``;
 - functions: non-external linkage of definitions (`internal`, `private`, ...),
   calling convention, `no_inline` / `no_unwind`, argument attributes, and the
   `ptx_kernel` calling convention for functions carrying a `gpu.kernel` or
@@ -71,6 +73,7 @@ from xdsl.utils.exceptions import LLVMTranslationException
 from tcdialect.bfloat16 import to_bfloat16
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import nvvm
+from tcdialect.dialects.llvm import AtomicRMWOp
 
 # The llvmlite stubs that come with xDSL leave out attributes llvmlite has
 # (`Value.type`, `align`, `initializer`, ...) and type `call(tail=)` as a bool
@@ -357,6 +360,11 @@ def _convert_op(
             _convert_alloca(op, builder, val_map, entry)
         case llvm.StoreOp():
             _convert_store(op, builder, val_map)
+        case AtomicRMWOp():
+            ordering = llvm.ATOMIC_ORDERING_KEYWORDS[op.ordering.value.data]
+            val_map[op.res] = builder.atomic_rmw(
+                op.operation, val_map[op.ptr], val_map[op.val], ordering
+            )
         case llvm.AddressOfOp():
             _convert_addressof(op, builder, val_map)
         case llvm.CallOp():

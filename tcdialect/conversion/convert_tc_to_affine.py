@@ -94,29 +94,28 @@ Details (beyond docs/pipeline.md):
 
   (a 32-bit reduction is also what the GPU lowering's warp shuffles take).
 * A scatter-accumulate (``tc.yield %v at [%s...]``) is a nest of
-  `affine.for`s over its index space (never `affine.parallel`: two
-  iterations may add at one element) around one statement: the subscripts
+  `affine.for`s over its index space around one statement: the subscripts
   not provably in range (one index whose range lies in the extent) are
-  tested; under `scf.if` on the test, `memref.load` + `arith.addf`/`addi` +
-  `memref.store` add the value (accesses of the whole tensor for the
-  scheduler, which therefore keeps the nest sequential: no atomics are
-  needed, on any target); the statement ends by storing the error flag,
-  unchanged or the target's code when the test failed. ``+=!`` zeroes the
-  target first (an `affine.parallel` nest); a 16-bit float target
-  accumulates in an f32 buffer, as a reduction does::
+  tested; under `scf.if` on the test, `memref.atomic_rmw` (``addf``, or
+  ``addi`` for integers) adds the value (an update of the whole tensor for
+  the polyhedral model, which commutes with the other atomic adds where the
+  target says so: the GPU maps the nest's points to threads, the CPU keeps
+  it sequential and lowers the update to a plain load, add and store); the
+  else branch stores the target's code into the error flag (no load: such
+  writes commute). Without a test the update is the statement. ``+=!``
+  zeroes the target first (an `affine.parallel` nest); a 16-bit float
+  target accumulates in an f32 buffer, as a reduction does::
 
       affine.for %k = 0 to %K {
         affine.for %d = 0 to %D {
           %i = arith.index_cast %idx : i32 to index   // %idx: Idx[%k]
           %ok = ... 0 <= %i < %V ...                  // %d needs no test
           scf.if %ok {
-            %0 = memref.load %dE[%i, %d] : memref<?x?xf32>
-            %1 = arith.addf %0, %g fastmath<reassoc> : f32
-            memref.store %1, %dE[%i, %d] : memref<?x?xf32>
+            %0 = "memref.atomic_rmw"(%g, %dE, %i, %d) <{kind = 0 : i64}>
+                : (f32, memref<?x?xf32>, index, index) -> f32
+          } else {
+            memref.store %code, %err[%c0] : memref<1xi32>
           }
-          %e = memref.load %err[%c0] : memref<1xi32>
-          %2 = arith.select %ok, %e, %code : i32
-          memref.store %2, %err[%c0] : memref<1xi32>
         }
       }
 
@@ -169,6 +168,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
     i32,
+    i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -179,6 +179,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import affine as taffine
 from tcdialect.dialects import tc
+from tcdialect.dialects.memref import ATOMIC_RMW_KINDS
 from tcdialect.symbolic import SizeExpr, SymbolicError, provably_le
 
 DYNAMIC = DYNAMIC_INDEX
@@ -568,11 +569,6 @@ class _DefLowering:
                         f"the statement writing '{target}' in a recurrence "
                         f"accumulates into an earlier value: not supported"
                     )
-                if op.reduction is not None and _is_half(full_type.element_type):
-                    raise self.error(
-                        f"the reduction into 16-bit float '{target}' in a "
-                        f"recurrence is not supported yet (use a float32 target)"
-                    )
         ret = d.return_op
         for name, v in zip(d.output_names, ret.values, strict=True):
             if self.value_tensor.get(v) != name or name not in self.tensors:
@@ -913,21 +909,29 @@ class _DefLowering:
 
         out_extents = [hi for _, hi in ranges[:rank]]
         # Where the reduction accumulates: the target, or for a 16-bit float
-        # target an f32 buffer of its shape.
+        # target an f32 buffer of its shape (in a recurrence, of one step's
+        # slice: the step dimension left out).
         acc_buf, acc_elem = t.buffer, elem
+        acc_step: _Stmt | None = stmt
         if kind is not None and _is_half(elem):
             acc_elem = Float32Type()
-            acc_type = tc.TensorType(list(t.type.extents), acc_elem)
-            acc_buf = self.alloc(b, acc_type, f"{t.name}_acc")
+            acc_extents = list(t.type.extents)
+            if stmt.step is not None:
+                del acc_extents[stmt.step[1]]
+            acc_buf = self.alloc(
+                b, tc.TensorType(acc_extents, acc_elem), f"{t.name}_acc"
+            )
+            acc_step = None
             if not op.init:
                 ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
-                x = ib.insert(taffine.LoadOp(t.buffer, ivs)).result
+                at = self.at_step(stmt, ivs)
+                x = ib.insert(taffine.LoadOp(t.buffer, at)).result
                 wide = ib.insert(arith.ExtFOp(x, acc_elem)).result
                 ib.insert(taffine.StoreOp(wide, acc_buf, ivs))
         if kind is not None and op.init:
             ib, ivs = self.parallel(b, out_extents, iv_names[:rank])
             ident = ib.insert(_identity(kind, acc_elem)).result
-            ib.insert(taffine.StoreOp(ident, acc_buf, self.at_step(stmt, ivs)))
+            ib.insert(taffine.StoreOp(ident, acc_buf, self.at_step(acc_step, ivs)))
 
         # Bounds that need arith ops are computed before the nest.
         red_bounds = [
@@ -948,10 +952,11 @@ class _DefLowering:
         else:
             if acc_elem != elem:
                 result = ib.insert(arith.ExtFOp(result, acc_elem)).result
-            acc = ib.insert(taffine.LoadOp(acc_buf, out_ivs)).result
+            acc_ivs = self.at_step(acc_step, ivs[:rank])
+            acc = ib.insert(taffine.LoadOp(acc_buf, acc_ivs)).result
             new = ib.insert(_combine(kind, acc_elem, acc, result)).results[0]
-            ib.insert(taffine.StoreOp(new, acc_buf, out_ivs))
-        self._finish(b, t, acc_buf, elem, out_extents, iv_names[:rank], snapshot)
+            ib.insert(taffine.StoreOp(new, acc_buf, acc_ivs))
+        self._finish(b, t, acc_buf, elem, out_extents, iv_names[:rank], snapshot, stmt)
 
     def body(
         self,
@@ -1045,21 +1050,26 @@ class _DefLowering:
             ok = (
                 in_range if ok is None else ib.insert(arith.AndIOp(ok, in_range)).result
             )
-        then_block = Block()
+        then_block, else_block = Block(), Block()
         tb = ib if ok is None else Builder(InsertPoint.at_end(then_block))
         if acc_elem != elem:
             value = tb.insert(arith.ExtFOp(value, acc_elem)).result
-        old = tb.insert(memref.LoadOp.get(acc_buf, subs)).res
-        new = tb.insert(_combine("+", acc_elem, old, value)).results[0]
-        tb.insert(memref.StoreOp.get(new, acc_buf, subs))
+        add = "addf" if _is_float(tc.signless(acc_elem)) else "addi"
+        tb.insert(
+            memref.AtomicRMWOp.build(
+                operands=[value, acc_buf, subs],
+                result_types=[value.type],
+                properties={"kind": IntegerAttr(ATOMIC_RMW_KINDS.index(add), i64)},
+            )
+        )
         if ok is not None:
             tb.insert(scf.YieldOp())
-            ib.insert(scf.IfOp(ok, [], Region(then_block)))
-            c0 = ib.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
-            flag = ib.insert(memref.LoadOp.get(self.flag, [c0])).res
-            code = ib.insert(_int_const(self.checked.index(t.name) + 1, i32)).result
-            selected = ib.insert(arith.SelectOp(ok, flag, code)).result
-            ib.insert(memref.StoreOp.get(selected, self.flag, [c0]))
+            eb = Builder(InsertPoint.at_end(else_block))
+            code = eb.insert(_int_const(self.checked.index(t.name) + 1, i32)).result
+            c0 = eb.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            eb.insert(memref.StoreOp.get(code, self.flag, [c0]))
+            eb.insert(scf.YieldOp())
+            ib.insert(scf.IfOp(ok, [], Region(then_block), Region(else_block)))
         self._finish(b, t, acc_buf, elem, extents, [None] * len(extents), snapshot)
 
     def _finish(
@@ -1071,23 +1081,24 @@ class _DefLowering:
         extents: Sequence[SizeExpr],
         names: Sequence[str | None],
         snapshot: SSAValue | None,
+        stmt: _Stmt | None = None,
     ) -> None:
         """After a statement: round a float32 accumulator (`acc_buf`, when it
-        is not the target's buffer) into the 16-bit target, and free it and
-        the snapshot."""
+        is not the target's buffer) into the 16-bit target (at `stmt`'s step
+        in a recurrence), and free it and the snapshot."""
         if acc_buf is not t.buffer:
             assert t.buffer is not None
             ib, ivs = self.parallel(b, extents, names)
             x = ib.insert(taffine.LoadOp(acc_buf, ivs)).result
             narrow = ib.insert(arith.TruncFOp(x, elem)).result
-            ib.insert(taffine.StoreOp(narrow, t.buffer, ivs))
+            ib.insert(taffine.StoreOp(narrow, t.buffer, self.at_step(stmt, ivs)))
             b.insert(memref.DeallocOp.get(acc_buf))
         if snapshot is not None:
             b.insert(memref.DeallocOp.get(snapshot))
 
-    def at_step(self, stmt: _Stmt, ivs: list[SSAValue]) -> list[SSAValue]:
+    def at_step(self, stmt: _Stmt | None, ivs: list[SSAValue]) -> list[SSAValue]:
         """The store position of `ivs` (a recurrence's: the step inserted)."""
-        if stmt.step is None:
+        if stmt is None or stmt.step is None:
             return ivs
         assert self.step_iv is not None
         k = stmt.step[1]

@@ -21,6 +21,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Affine
 
+    def get_llvm() -> Dialect:
+        # Replaces xDSL's `llvm`: same ops plus MLIR's `llvm.atomicrmw`.
+        from tcdialect.dialects.llvm import LLVM
+
+        return LLVM
+
     def get_memref() -> Dialect:
         # Replaces xDSL's `memref`: same ops plus MLIR's `memref.prefetch`.
         from tcdialect.dialects.memref import MemRef
@@ -51,6 +57,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {
         "affine": get_affine,
         "gpu": get_gpu,
+        "llvm": get_llvm,
         "memref": get_memref,
         "nvvm": get_nvvm,
         "tc": get_tc,

@@ -122,6 +122,28 @@ class PrefetchOp(IRDLOperation):
         printer.print_attribute(self.memref.type)
 
 
+#: MLIR's `AtomicRMWKind`, the `kind` of `memref.atomic_rmw`, by value
+#: (``0``: ``addf``); xDSL's op takes the integer.
+ATOMIC_RMW_KINDS = (
+    "addf",
+    "addi",
+    "andi",
+    "assign",
+    "maximumf",
+    "maxnumf",
+    "maxs",
+    "maxu",
+    "minimumf",
+    "minnumf",
+    "mins",
+    "minu",
+    "mulf",
+    "muli",
+    "ori",
+    "xori",
+)
+
+
 MemRef = Dialect(
     "memref",
     [*xmemref.MemRef.operations, PrefetchOp],

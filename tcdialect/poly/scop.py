@@ -16,8 +16,11 @@ sequence of `affine.parallel` / `affine.for` nests, possibly nested and with
   >= 0 (the sizes, and derived values built from them with ``+ * floordiv
   max``).
 - `statements`: one `S<k>` per store (an `affine.store`, or a `memref.store`
-  outside any loop-free `scf.if`), numbered in textual order. A statement
-  owns the ops of its block from the previous statement up to its store. Its
+  outside any loop-free `scf.if`), per `memref.atomic_rmw` outside one whose
+  old value is unused, and per result-less `scf.if` that writes memory (a
+  scatter's guarded atomic update), numbered in textual order. A statement
+  owns the ops of its block from the previous statement up to its store
+  (that last op). Its
   `domain` is an `isl.Set` over the enclosing loop IVs, outermost first: lower
   bound = max of the lower-map results, upper bound (exclusive) = min of the
   upper-map results, steps > 1 as a congruence, `affine.if` conditions
@@ -28,13 +31,29 @@ sequence of `affine.parallel` / `affine.for` nests, possibly nested and with
   `memref.alloca`). `may_reads` / `may_writes`: the
   data-dependent accesses (`memref.load` / `memref.store`, and affine
   accesses under `scf.if`) as accesses of the whole array (subscripts kept for
-  affine ones).
+  affine ones). `atomics`: the `memref.atomic_rmw` updates (accesses of the
+  whole array too), by kind (MLIR's `AtomicRMWKind`: ``addf``); in neither
+  the reads nor the writes.
 - `schedule`: the original (textual) order in the 2d+1 encoding,
   `S[i, j] -> [c0, i, c1, j, c2, 0, ...]`, padded with zeros to one length.
 
 `dependences(scop)` computes flow (RAW), anti (WAR) and output (WAW)
-dependences with `isl.UnionAccessInfo.compute_flow`; `reduction_loops(scop)`
-finds the `load target; arith op; store target` reductions.
+dependences with `isl.UnionAccessInfo.compute_flow`. An atomic update reads
+and writes its element, so it depends on the plain accesses of its array
+both ways. With `commuting_atomics` (the GPU's model), two atomic updates of
+one kind commute (the sum of a scatter-accumulate does not depend on the
+order of its additions): there is no dependence between them, and the loops
+of a scatter are coincident; without (the CPU's), they are ordered like
+plain read-modify-writes. For ``d_E[Idx[k], d] += g[k, d]`` after the
+zero-init ``S0``, with `commuting_atomics`::
+
+    S0[v, e] -> d_E[v, e]     write
+    S1[k, d] -> d_E[o0, o1]   atomic addf (the whole array)
+    flow     S0[v, e] -> S1[k, d]   (every instance: the zeroes come first)
+    S1 -> S1 none
+
+`reduction_loops(scop)` finds the `load target; arith op; store target`
+reductions.
 
 Example, matmul `C(m, n) +=! A(m, r_k) * B(r_k, n)` (generic)::
 
@@ -60,7 +79,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -74,6 +93,7 @@ from xdsl.ir.affine import (
 from xdsl.ir.affine.affine_set import AffineConstraintKind, AffineSet
 
 from tcdialect.diagnostics import TCError
+from tcdialect.dialects.memref import ATOMIC_RMW_KINDS
 
 _ISL_WORDS = frozenset(
     "and or not mod min max floor ceil exists true false infty implies xor "
@@ -91,7 +111,7 @@ _REDUCTION_OPS = frozenset(
 class Access:
     """One memory access of a statement: `map` is not intersected with the domain."""
 
-    kind: str  # "read", "write", "may_read" or "may_write"
+    kind: str  # "read", "write", "may_read", "may_write" or "atomic"
     array: str
     map: isl.Map
     op: Operation
@@ -129,6 +149,9 @@ class Scop:
     param_values: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
     #: Parameters that are never negative.
     nonneg_params: frozenset[str] = frozenset()
+    #: Atomic updates (`memref.atomic_rmw`, accesses of the whole array) by
+    #: kind (``addf``): two of one kind may commute (`dependences`).
+    atomics: dict[str, isl.UnionMap] = field(default_factory=dict[str, isl.UnionMap])
 
     @property
     def domain(self) -> isl.UnionSet:
@@ -181,6 +204,43 @@ _DERIVED_OPS: dict[type[Operation], tuple[str, bool]] = {
     arith.MaxSIOp: ("max", True),
     arith.MinSIOp: ("min", True),
 }
+
+
+def _ends_statement(op: Operation) -> bool:
+    """A store, an atomic update whose old value is unused, or a result-less
+    `scf.if` that writes."""
+    if isinstance(op, affine.StoreOp | memref.StoreOp):
+        return True
+    if isinstance(op, memref.AtomicRMWOp):
+        return op.result.first_use is None
+    return (
+        isinstance(op, scf.IfOp)
+        and not op.results
+        and any(isinstance(o, memref.StoreOp | memref.AtomicRMWOp) for o in op.walk())
+    )
+
+
+def _anywhere(
+    op: memref.LoadOp | memref.StoreOp | memref.AtomicRMWOp, array: str
+) -> str:
+    """Any element of `array`, the memref of `op`, with the bounds of its
+    subscripts (``A[o0, o1] : 0 <= o0 < 4 and o1 >= 0`` for a
+    `memref<4x?xf32>`)."""
+    mtype = op.memref.type
+    assert isinstance(mtype, MemRefType)
+    shape = mtype.get_shape()
+    outs = ", ".join(f"o{k}" for k in range(len(shape)))
+    cond = " and ".join(
+        f"0 <= o{k} < {n}" if n >= 0 else f"o{k} >= 0" for k, n in enumerate(shape)
+    )
+    return f"{array}[{outs}]{' : ' + cond if cond else ''}"
+
+
+def _atomic_kind(op: Operation) -> str:
+    """The kind of a `memref.atomic_rmw` (MLIR's `AtomicRMWKind`: ``addf``)."""
+    assert isinstance(op, memref.AtomicRMWOp)
+    k = op.kind.value.data
+    return ATOMIC_RMW_KINDS[k] if 0 <= k < len(ATOMIC_RMW_KINDS) else str(k)
 
 
 def _err(msg: str, op: Operation | None = None) -> TCError:
@@ -414,7 +474,7 @@ class _Extractor:
     def _block(self, block: Block, nest: _Nest, pos: list[int]) -> None:
         pending: list[Operation] = []
         for op in block.ops:
-            if isinstance(op, affine.StoreOp | memref.StoreOp):
+            if _ends_statement(op):
                 self._statement([*pending, op], nest, pos)
                 pending = []
             elif isinstance(op, affine.ForOp | affine.ParallelOp | affine.IfOp):
@@ -436,7 +496,11 @@ class _Extractor:
             for inner in op.walk():
                 if isinstance(
                     inner,
-                    affine.LoadOp | memref.LoadOp | affine.StoreOp | memref.StoreOp,
+                    affine.LoadOp
+                    | memref.LoadOp
+                    | affine.StoreOp
+                    | memref.StoreOp
+                    | memref.AtomicRMWOp,
                 ):
                     raise _err(
                         "a memory access outside any store-terminated statement", inner
@@ -532,21 +596,13 @@ class _Extractor:
             stmt.accesses.append(Access(kind, array, isl.Map(rel), op))
         elif isinstance(op, memref.LoadOp | memref.StoreOp):
             array = self._array_name(op.memref, op)
-            mtype = op.memref.type
-            assert isinstance(mtype, MemRefType)
-            shape = mtype.get_shape()
-            outs = [f"o{k}" for k in range(len(shape))]
-            cons = [
-                f"0 <= o{k} < {n}" if n >= 0 else f"o{k} >= 0"
-                for k, n in enumerate(shape)
-            ]
-            cond = " and ".join(cons)
-            rel = (
-                f"{self.param_prefix} -> {{ {tup} -> {array}[{', '.join(outs)}]"
-                f"{' : ' + cond if cond else ''} }}"
-            )
+            rel = f"{self.param_prefix} -> {{ {tup} -> {_anywhere(op, array)} }}"
             kind = "may_read" if isinstance(op, memref.LoadOp) else "may_write"
             stmt.accesses.append(Access(kind, array, isl.Map(rel), op))
+        elif isinstance(op, memref.AtomicRMWOp):
+            array = self._array_name(op.memref, op)
+            rel = f"{self.param_prefix} -> {{ {tup} -> {_anywhere(op, array)} }}"
+            stmt.accesses.append(Access("atomic", array, isl.Map(rel), op))
 
     def _is_math_call(self, op: func.CallOp) -> bool:
         """A call of a body-less declaration (the C math functions we call)."""
@@ -567,10 +623,17 @@ class _Extractor:
             k: isl.UnionMap.empty(space)
             for k in ("read", "write", "may_read", "may_write")
         }
+        atomics: dict[str, isl.UnionMap] = {}
         for s in self.statements.values():
             for a in s.accesses:
                 m = isl.UnionMap.from_map(a.map.intersect_domain(s.domain))
-                maps[a.kind] = maps[a.kind].union(m)
+                if a.kind == "atomic":
+                    kind = _atomic_kind(a.op)
+                    atomics[kind] = atomics.get(kind, isl.UnionMap.empty(space)).union(
+                        m
+                    )
+                else:
+                    maps[a.kind] = maps[a.kind].union(m)
         width = max((len(s) for s in self.scheds.values()), default=0)
         schedule = isl.UnionMap.empty(space)
         for name, sched in self.scheds.items():
@@ -590,6 +653,7 @@ class _Extractor:
             self.arrays,
             {name: v for v, name in self.params.items()},
             frozenset(self.nonneg),
+            atomics,
         )
 
 
@@ -620,11 +684,38 @@ def _flow(
     return info.set_schedule_map(schedule).compute_flow().get_may_dependence()
 
 
-def dependences(scop: Scop, ignore: Sequence[str] = ()) -> Dependences:
+def error_flag_arrays(fn: func.FuncOp, scop: Scop) -> list[str]:
+    """The array of `fn`'s error flag, if it has one: with a `tc.checked`
+    attribute, the argument after its inputs and outputs (`tc.inputs`,
+    `tc.outputs`; the contract of `convert-tc-to-affine`). Its writes commute
+    (any nonzero code will do), so `dependences` may ignore it."""
+    ins, outs = fn.attributes.get("tc.inputs"), fn.attributes.get("tc.outputs")
+    if (
+        "tc.checked" not in fn.attributes
+        or not isinstance(ins, ArrayAttr)
+        or not isinstance(outs, ArrayAttr)
+    ):
+        return []
+    flag = len(ins.data) + len(outs.data)
+    body = fn.body.blocks.first
+    if body is None or flag >= len(body.args):
+        return []
+    return [n for n, v in scop.arrays.items() if v is body.args[flag]]
+
+
+def dependences(
+    scop: Scop, ignore: Sequence[str] = (), commuting_atomics: bool = False
+) -> Dependences:
     """Flow (RAW), anti (WAR) and output (WAW) dependences between instances.
 
     Accesses to the arrays named in `ignore` are left out (e.g. an error flag
-    whose writes commute: any nonzero code will do)."""
+    whose writes commute: any nonzero code will do). An atomic update is a
+    read and a write (of its whole array). With `commuting_atomics` it is
+    that for the plain accesses (both ways) and the atomic updates of other
+    kinds only: two of one kind commute, with no dependence between them (a
+    GPU's atomics: the scatter's loops are coincident). Without, atomic
+    updates are ordered like plain read-modify-writes (a target that runs
+    them in one thread, without atomics)."""
 
     def keep(m: isl.UnionMap) -> isl.UnionMap:
         for name in ignore:
@@ -633,13 +724,32 @@ def dependences(scop: Scop, ignore: Sequence[str] = ()) -> Dependences:
             ).subtract_range(isl.UnionSet.from_set(isl.Set(f"{{ {name}[] }}")))
         return m
 
+    empty = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    atomics = {k: keep(m) for k, m in scop.atomics.items()}
+    every_atomic = empty
+    for m in atomics.values():
+        every_atomic = every_atomic.union(m)
     must_w, may_w = keep(scop.writes), keep(scop.may_writes)
     reads = keep(scop.reads.union(scop.may_reads))
+    if not commuting_atomics:
+        may_w, reads = may_w.union(every_atomic), reads.union(every_atomic)
+        atomics, every_atomic = {}, empty
     writes = must_w.union(may_w)
-    empty = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    flow = _flow(reads, must_w, may_w, scop.schedule)
-    anti = _flow(writes, empty, reads, scop.schedule, kill=must_w)
-    output = _flow(writes, must_w, may_w, scop.schedule)
+    # plain sinks: an atomic update is one more may-write and may-read source
+    flow = _flow(reads, must_w, may_w.union(every_atomic), scop.schedule)
+    anti = _flow(writes, empty, reads.union(every_atomic), scop.schedule, must_w)
+    output = _flow(writes, must_w, may_w.union(every_atomic), scop.schedule)
+    # atomic sinks: the plain accesses and the atomic updates of other kinds
+    for kind, sink in atomics.items():
+        others = empty
+        for k, m in atomics.items():
+            if k != kind:
+                others = others.union(m)
+        flow = flow.union(_flow(sink, must_w, may_w.union(others), scop.schedule))
+        anti = anti.union(
+            _flow(sink, empty, reads.union(others), scop.schedule, must_w)
+        )
+        output = output.union(_flow(sink, must_w, may_w.union(others), scop.schedule))
     return Dependences(flow, anti, output)
 
 
@@ -753,6 +863,7 @@ __all__ = [
     "Scop",
     "Statement",
     "dependences",
+    "error_flag_arrays",
     "extract_scop",
     "reduction_loops",
     "tiles_cover",

@@ -11,8 +11,11 @@ regenerated as affine IR in which each mapped loop is a one-dimensional
 and `tc.gpu_size` (the grid size it may use, or the block size it needs);
 `convert-parallel-loops-to-gpu` outlines the nests into kernels. The result
 computes what the input computed, run in any order of the mapped loops'
-iterations. Functions outside the model are left alone (their nests then run
-in one GPU thread). A recurrence's step loop (`tc.recurrence`) is not
+iterations. Atomic updates of one kind (`memref.atomic_rmw addf`: a
+scatter-accumulate's) commute: there is no dependence between them
+(`dependences(commuting_atomics=True)`), so a scatter's loops map to blocks
+and threads that add with atomics. Functions outside the model are left
+alone (their nests then run in one GPU thread). A recurrence's step loop (`tc.recurrence`) is not
 mapped: the nests in its body and those around it are mapped piece by piece
 (`schedule_around_recurrences`), so the loop stays on the host around the
 kernels of a step.
@@ -50,10 +53,10 @@ from tcdialect.diagnostics import TCError
 from tcdialect.poly.codegen import regenerate
 from tcdialect.poly.gpu_mapping import GpuMapping, map_schedule
 from tcdialect.poly.schedule import FUSIONS, schedule_context, tile_sizes
+from tcdialect.poly.scop import dependences, error_flag_arrays, extract_scop
 from tcdialect.transforms.affine_isl_schedule import (
     has_recurrence,
     schedule_around_recurrences,
-    scop_and_dependences,
 )
 
 
@@ -113,10 +116,13 @@ class AffineGpuMapPass(ModulePass):
 
 def _map(fn: func.FuncOp, mapping: GpuMapping) -> str | None:
     """Map `fn` in place; "mapped", or None when it is left alone."""
-    model = scop_and_dependences(fn)
-    if model is None:
+    try:
+        scop = extract_scop(fn)
+    except TCError:
         return None
-    scop, deps = model
+    # Atomic updates of one kind commute on the GPU (a scatter's threads add
+    # with `atom.global.add`), unlike in `affine-isl-schedule`'s model.
+    deps = dependences(scop, error_flag_arrays(fn, scop), commuting_atomics=True).all
     schedule = map_schedule(scop, deps, mapping)
     try:
         regenerate(fn, scop, schedule, schedule_context(scop))

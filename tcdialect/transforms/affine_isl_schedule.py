@@ -70,7 +70,7 @@ from typing import TypeGuard
 import islpy as isl
 from xdsl.context import Context
 from xdsl.dialects import affine, func, memref
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
@@ -83,18 +83,7 @@ from tcdialect.poly.schedule import (
     schedule_context,
     schedule_tree,
 )
-from tcdialect.poly.scop import Scop, dependences, extract_scop
-
-
-def _error_flag(fn: func.FuncOp) -> int | None:
-    """Position of the error flag argument (see the affine-stage contract)."""
-    attrs = fn.attributes
-    if "tc.checked" not in attrs:
-        return None
-    ins, outs = attrs.get("tc.inputs"), attrs.get("tc.outputs")
-    if not isinstance(ins, ArrayAttr) or not isinstance(outs, ArrayAttr):
-        return None
-    return len(ins.data) + len(outs.data)
+from tcdialect.poly.scop import Scop, dependences, error_flag_arrays, extract_scop
 
 
 def scop_and_dependences(fn: func.FuncOp) -> tuple[Scop, isl.UnionMap] | None:
@@ -105,13 +94,7 @@ def scop_and_dependences(fn: func.FuncOp) -> tuple[Scop, isl.UnionMap] | None:
         scop = extract_scop(fn)
     except TCError:
         return None
-    ignore: list[str] = []
-    flag = _error_flag(fn)
-    body = fn.body.blocks.first
-    if flag is not None and body is not None and flag < len(body.args):
-        arg = body.args[flag]
-        ignore = [n for n, v in scop.arrays.items() if v is arg]
-    return scop, dependences(scop, ignore).all
+    return scop, dependences(scop, error_flag_arrays(fn, scop)).all
 
 
 #: The attribute of a recurrence's step loop (`convert-tc-to-affine`).

@@ -401,6 +401,58 @@ def test_atomic_add_and_returned_values() -> None:
     assert sorted(Ticket) == list(range(96))  # each thread saw a different old value
 
 
+# Atomic updates and plain accesses of one element by different threads:
+# thread 0 zeroes S[0] (STORE), every thread adds 1 atomically, thread 0
+# reads S[0] into O[0] (LOAD); BARRIER is what lies between them.
+ATOMIC_AFTER_STORE = """
+      %tx = $tid_x
+      %c0 = arith.constant 0 : index
+      %is0 = arith.cmpi eq, %tx, %c0 : index
+      %one = arith.constant 1.0 : f32
+      %zero = arith.constant 0.0 : f32
+      scf.if %is0 {
+        memref.store %zero, %S[%c0] : memref<?xf32>
+      }
+      BARRIER1
+      %old = "memref.atomic_rmw"(%one, %S, %c0) <{kind = 0 : i64}> : (f32, memref<?xf32>, index) -> f32
+      BARRIER2
+      scf.if %is0 {
+        %s = memref.load %S[%c0] : memref<?xf32>
+        memref.store %s, %O[%c0] : memref<?xf32>
+      }
+"""
+
+
+def _atomic_after_store(barrier1: str, barrier2: str, grid: int = 1) -> None:
+    body = ATOMIC_AFTER_STORE.replace("BARRIER1", barrier1)
+    body = body.replace("BARRIER2", barrier2)
+    params = "%S: memref<?xf32>, %O: memref<?xf32>"
+    m = module(params, body, grid=(grid,), block=(64,), outputs=["S", "O"])
+    S, O = np.full(1, 5.0, np.float32), np.zeros(1, np.float32)
+    run(m, [], [S, O])
+    assert S[0] == O[0] == 64
+
+
+def test_atomic_updates_ordered_by_barriers_with_plain_accesses() -> None:
+    _atomic_after_store("$barrier", "$barrier")
+
+
+@pytest.mark.parametrize(
+    ("barrier1", "barrier2", "grid", "race"),
+    [
+        ("", "$barrier", 1, r"updates atomically S\[0\], which thread .* wrote"),
+        ("$barrier", "", 1, r"reads S\[0\], which .* updated atomically"),
+        # thread 0 of block 1 zeroes what block 0 added to: no barrier helps
+        ("$barrier", "$barrier", 2, r"S\[0\].*different blocks"),
+    ],
+)
+def test_atomic_updates_race_with_unordered_plain_accesses(
+    barrier1: str, barrier2: str, grid: int, race: str
+) -> None:
+    with pytest.raises(TCError, match=race):
+        _atomic_after_store(barrier1, barrier2, grid)
+
+
 def test_while_loop_with_per_thread_trip_counts() -> None:
     # Collatz steps of n = tid + 1: each thread leaves the loop at its own time.
     body = """

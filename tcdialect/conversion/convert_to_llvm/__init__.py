@@ -43,6 +43,8 @@ that another target can reuse the parts it needs:
 - `soft_bfloat16`: bf16 arithmetic through f32 and bf16 rounding in integer
   ops, for the CPU, where LLVM would call a library function the process
   lacks (f16 needs nothing: LLVM promotes it to float in registers);
+- `sequential_atomics`: for the CPU, `memref.atomic_rmw` outside parallel
+  loop bodies as a plain load, op and store (no `lock cmpxchg` loop);
 - `nvvm`, `libdevice`: the device side of a CUDA GPU: `nvvm` ops and
   `gpu.return`, shared memory, math ops → libdevice calls.
 
@@ -140,10 +142,14 @@ class ConvertToLlvmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.target == "cpu":
+            from tcdialect.conversion.convert_to_llvm.sequential_atomics import (
+                plain_atomics,
+            )
             from tcdialect.conversion.convert_to_llvm.soft_bfloat16 import (
                 emulate_bfloat16,
             )
 
+            plain_atomics(op)
             emulate_bfloat16(op)
             ModuleLowering(op, cpu_handlers()).run()
             return

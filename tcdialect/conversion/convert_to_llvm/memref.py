@@ -22,6 +22,15 @@ lowered as `memref_abi` says (element pointer + dynamic extents):
   aligned);
 - `memref.dim` reads a constant or the dynamic extent (the dimension must be
   a constant);
+- `memref.atomic_rmw` is `llvm.atomicrmw` (`tcdialect.dialects.llvm`,
+  ordering `monotonic`) at the element's address: ``addf`` → ``fadd``,
+  ``addi`` → ``add``, and the other kinds LLVM has (``assign`` → ``xchg``,
+  ``maxs`` → ``max``, ``andi`` → ``and``, ...; not ``mulf``/``muli``)::
+
+      %old = "memref.atomic_rmw"(%v, %A, %i) <{kind = 0 : i64}> : (f32, memref<?xf32>, index) -> f32
+
+  becomes ``%old = llvm.atomicrmw fadd %0, %v monotonic : !llvm.ptr, f32``
+  (``%0`` the element's GEP);
 - `memref.prefetch` is `llvm.prefetch` at the element's address (a GEP
   without `inbounds`: the address may lie outside the memref);
 - `memref.extract_aligned_pointer_as_index` is a `ptrtoint` of the element
@@ -54,7 +63,24 @@ from tcdialect.conversion.convert_to_llvm.type_converter import (
     err,
     scalar_type,
 )
-from tcdialect.dialects.memref import PrefetchOp
+from tcdialect.dialects.llvm import AtomicRMWOp
+from tcdialect.dialects.memref import ATOMIC_RMW_KINDS, PrefetchOp
+
+#: `memref.atomic_rmw` kinds → `llvm.atomicrmw` operations (no multiply).
+ATOMIC_OPERATIONS = {
+    "addf": "fadd",
+    "addi": "add",
+    "andi": "and",
+    "assign": "xchg",
+    "maxnumf": "fmax",
+    "maxs": "max",
+    "maxu": "umax",
+    "minnumf": "fmin",
+    "mins": "min",
+    "minu": "umin",
+    "ori": "or",
+    "xori": "xor",
+}
 
 
 def lower_load(lw: FunctionLowering, op: Operation) -> None:
@@ -70,6 +96,18 @@ def lower_store(lw: FunctionLowering, op: Operation) -> None:
     m = lw.get_memref(op.memref, op)
     ptr = element_ptr(lw, m, op.indices, op)
     lw.emit(llvm.StoreOp(lw.get(op.value, op), ptr))
+
+
+def lower_atomic_rmw(lw: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, memref.AtomicRMWOp)
+    k = op.kind.value.data
+    kind = ATOMIC_RMW_KINDS[k] if 0 <= k < len(ATOMIC_RMW_KINDS) else str(k)
+    if kind not in ATOMIC_OPERATIONS:
+        raise err(op, f"no LLVM atomic operation for kind '{kind}'")
+    m = lw.get_memref(op.memref, op)
+    ptr = element_ptr(lw, m, op.indices, op)
+    rmw = AtomicRMWOp(ATOMIC_OPERATIONS[kind], ptr, lw.get(op.value, op))
+    lw.set(op.result, lw.emit_value(rmw))
 
 
 def lower_prefetch(lw: FunctionLowering, op: Operation) -> None:
@@ -124,6 +162,7 @@ def populate_memref_to_llvm(handlers: dict[str, Handler]) -> None:
         {
             "memref.load": lower_load,
             "memref.store": lower_store,
+            "memref.atomic_rmw": lower_atomic_rmw,
             "memref.alloca": lower_alloca,
             "memref.dim": lower_dim,
             "memref.prefetch": lower_prefetch,

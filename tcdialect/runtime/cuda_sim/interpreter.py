@@ -44,7 +44,9 @@ used as an index, a condition, a loop bound or a size. The `gpu` ops:
   (`hypotf`, `erfcf`, `lgammaf`, `norm3df` ..., and their f64 names) computes
   the reference's builtin;
 - `memref.atomic_rmw` applies the lanes' updates one at a time per element
-  (in lane order) and returns each lane the value it replaced.
+  (in lane order; any number of lanes at one element) and returns each lane
+  the value it replaced; its race checks (`Buffer.update_atomically`) are
+  against plain accesses only.
 
 Any other op is a `TCError` naming it, when the kernel is prepared.
 """
@@ -524,6 +526,7 @@ def _atomic_rmw(p: PreparedKernel, op: Any) -> Step:
         sel = run.select(mask)
         idx = [env[i] for i in indices]
         flat = buf.address(run.lanes, sel, idx, "atomic update")
+        buf.update_atomically(run.lanes, sel, flat)
         v = env[value]
         v = np.broadcast_to(v[sel] if v.ndim and sel is not None else v, flat.shape)
         # the rank of each lane among those updating its element, in lane order

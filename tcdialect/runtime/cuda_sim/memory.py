@@ -31,8 +31,13 @@ are races:
 
 A write of the value the element already holds changes nothing whatever the
 order, so it is no WW or WAR race (threads that all set an error flag to 1
-are fine). Atomics are neither tracked nor checked against plain accesses.
-For example, with one block of 64 threads::
+are fine). Atomic updates (`memref.atomic_rmw`) of one element by many
+threads are no race among themselves (a scatter-accumulate's adds), but race
+with the plain accesses of other threads they are not ordered with, both
+ways: an atomic update of what another thread wrote or read (a `TCError`),
+a write of what another thread updated atomically (a `TCError`), a read of
+it (a RAW race, reported where the value is used). For example, with one
+block of 64 threads::
 
     memref.store %v, %smem[%tx]      // thread t writes smem[t]
     %w = memref.load %smem[%other]   // thread t reads smem[63 - t]: RAW race
@@ -88,7 +93,8 @@ class Tracker:
     `w_tid`: global thread id of the last writer (-1: none); `w_stamp`: its
     block's epoch then. `r_block`: the block of every reader (-1: none, -2:
     several blocks); `r_tid`: the thread that read in the latest epoch (-2:
-    several); `r_stamp`: the epoch of the latest read.
+    several); `r_stamp`: the epoch of the latest read. `a_block`, `a_tid`
+    and `a_stamp` likewise for the atomic updates, if `atomics`.
     """
 
     def __init__(self, size: int):
@@ -97,6 +103,10 @@ class Tracker:
         self.r_tid = np.full(size, -1, np.int64)
         self.r_block = np.full(size, -1, np.int64)
         self.r_stamp = np.zeros(size, np.int64)
+        self.a_tid = np.full(size, -1, np.int64)
+        self.a_block = np.full(size, -1, np.int64)
+        self.a_stamp = np.zeros(size, np.int64)
+        self.atomics = False
 
 
 class Buffer:
@@ -239,6 +249,8 @@ class Buffer:
             p = int(np.flatnonzero(bad)[0])
             reader = int(rt[p]) if rb[p] >= 0 and rt[p] >= 0 else None
             raise TCError(self._race(lanes, flat[p], tid[p], "writes", reader, "read"))
+        if t.atomics:
+            self._check_atomics(lanes, flat, tid, stamp, "writes")
         self.data[flat] = values
         clash = _differs(self.data[flat], values)
         if clash.any():  # lanes of this store writing different values to one element
@@ -249,6 +261,62 @@ class Buffer:
             )
         t.w_tid[flat] = tid
         t.w_stamp[flat] = stamp
+
+    def update_atomically(self, lanes: Lanes, sel: Array | None, flat: Array) -> None:
+        """Record the atomic updates of the lanes `sel` at `flat`; a
+        `TCError` if one races with another thread's plain write or read
+        (module docstring). The caller applies them."""
+        if self.space == "private":
+            return
+        tid = lanes.gtid if sel is None else lanes.gtid[sel]
+        stamp = lanes.stamp(sel)
+        t = self.tracker
+        wt = t.w_tid[flat]
+        bad = ~_ordered(tid, stamp, wt, t.w_stamp[flat], lanes.threads)
+        if bad.any():
+            p = int(np.flatnonzero(bad)[0])
+            raise TCError(
+                self._race(
+                    lanes, flat[p], tid[p], "updates atomically", int(wt[p]), "wrote"
+                )
+            )
+        rb, rt = t.r_block[flat], t.r_tid[flat]
+        blk = tid // lanes.threads
+        same_block = rb == blk  # (as for a store)
+        if self.space == "shared":
+            same_block &= (
+                (rt == tid)
+                | _ordered(tid, stamp, rt, t.r_stamp[flat], lanes.threads) & (rt >= 0)
+                | (t.r_stamp[flat] // WARP_SYNCS < stamp // WARP_SYNCS)
+            )
+        bad = ~((rb == -1) | same_block)
+        if bad.any():
+            p = int(np.flatnonzero(bad)[0])
+            reader = int(rt[p]) if rb[p] >= 0 and rt[p] >= 0 else None
+            raise TCError(
+                self._race(lanes, flat[p], tid[p], "updates atomically", reader, "read")
+            )
+        _add_accessors(t.a_block, t.a_tid, t.a_stamp, flat, tid, blk, stamp)
+        t.atomics = True
+
+    def _check_atomics(
+        self, lanes: Lanes, flat: Array, tid: Array, stamp: Array, verb: str
+    ) -> Array:
+        """The lanes whose plain access at `flat` is not ordered after every
+        atomic update of the element by another thread; a `TCError` for a
+        write (`verb` "writes")."""
+        t = self.tracker
+        ab, at = t.a_block[flat], t.a_tid[flat]
+        later = t.a_stamp[flat] // WARP_SYNCS < stamp // WARP_SYNCS
+        blk = tid // lanes.threads
+        bad = ~((ab == -1) | (at == tid) | ((ab == blk) & later))
+        if verb == "writes" and bad.any():
+            p = int(np.flatnonzero(bad)[0])
+            updater = int(at[p]) if ab[p] >= 0 and at[p] >= 0 else None
+            raise TCError(
+                self._race(lanes, flat[p], tid[p], verb, updater, "updated atomically")
+            )
+        return bad
 
     def _track_read(self, lanes: Lanes, sel: Array | None, flat: Array) -> Race | None:
         tid = lanes.gtid if sel is None else lanes.gtid[sel]
@@ -261,6 +329,22 @@ class Buffer:
             p = int(np.flatnonzero(bad)[0])
             message = self._race(lanes, flat[p], tid[p], "reads", int(wt[p]), "wrote")
             race = Race(bad, message)
+        if t.atomics and (t.a_block[flat] != -1).any():
+            unordered = self._check_atomics(lanes, flat, tid, stamp, "reads")
+            if unordered.any() and race is None:
+                p = int(np.flatnonzero(unordered)[0])
+                at = int(t.a_tid[flat[p]])
+                message = self._race(
+                    lanes,
+                    flat[p],
+                    tid[p],
+                    "reads",
+                    at if at >= 0 else None,
+                    "updated atomically",
+                )
+                race = Race(unordered, message)
+            elif race is not None:
+                race = Race(race.lanes | unordered, race.message)
         # readers: their block (-2: several), the latest epoch's thread (-2: several)
         blk = tid // lanes.threads
         rb = t.r_block[flat]
@@ -306,6 +390,30 @@ class Buffer:
             f"cuda-sim: race in kernel @{lanes.kernel} on {self.describe()}: "
             f"{lanes.describe(tid)} {verb} {what} ({why})"
         )
+
+
+def _add_accessors(
+    blocks: Array,
+    tids: Array,
+    stamps: Array,
+    flat: Array,
+    tid: Array,
+    blk: Array,
+    stamp: Array,
+) -> None:
+    """Record accesses of the lanes `tid` (blocks `blk`, epochs `stamp`) at
+    `flat` in per-element `blocks` (-2: several), `tids` (the latest
+    epoch's thread, -2: several) and `stamps` (the latest epoch)."""
+    b = blocks[flat]
+    new_block = np.where((b == -1) | (b == blk), blk, -2)
+    blocks[flat] = new_block
+    blocks[flat[blocks[flat] != new_block]] = -2  # several blocks at one element
+    t = tids[flat]
+    later = stamps[flat] // WARP_SYNCS < stamp // WARP_SYNCS
+    new_tid = np.where((t == -1) | (t == tid) | later, tid, -2)
+    tids[flat] = new_tid
+    stamps[flat] = stamp
+    tids[flat[tids[flat] != new_tid]] = -2
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 // RUN: tc-opt %s -p convert-tc-to-affine | filecheck %s
 
 // A scatter-accumulate (tc.yield ... at [...]): zeroed for "+=!", then a
-// nest of affine.for (never affine.parallel: iterations may add at one
-// element) whose statement adds under scf.if on the test of the subscripts
-// that are not provably in range (%d is not re-tested) and ends by storing
-// the error flag (unchanged, or the target's code in tc.checked).
+// nest of affine.for whose statement adds with memref.atomic_rmw (kind 0,
+// addf) under scf.if on the test of the subscripts that are not provably in
+// range (%d is not re-tested); the else branch stores the target's code in
+// tc.checked into the error flag (no load of it: those writes commute, as
+// the atomic adds do, so the GPU runs the nest's points in parallel).
 
 tc.def @emb<V, D, K>(E, Idx, g) -> (dE) {
 ^bb0(%E : !tc.tensor<[V, D], f32>, %Idx : !tc.tensor<[K], i32>, %g : !tc.tensor<[K, D], f32>):
@@ -32,22 +33,19 @@ tc.def @emb<V, D, K>(E, Idx, g) -> (dE) {
 // CHECK-NEXT:        [[LT:%[0-9]+]] = arith.cmpi slt, [[X]], %V : index
 // CHECK-NEXT:        [[OK:%[0-9]+]] = arith.andi [[GE]], [[LT]] : i1
 // CHECK-NEXT:        scf.if [[OK]] {
-// CHECK-NEXT:          [[OLD:%[0-9]+]] = memref.load %dE[[[X]], %d] : memref<?x?xf32>
-// CHECK-NEXT:          [[NEW:%[0-9]+]] = arith.addf [[OLD]], [[G]] fastmath<reassoc> : f32
-// CHECK-NEXT:          memref.store [[NEW]], %dE[[[X]], %d] : memref<?x?xf32>
+// CHECK-NEXT:          %{{.*}} = "memref.atomic_rmw"([[G]], %dE, [[X]], %d) <{kind = 0 : i64}> : (f32, memref<?x?xf32>, index, index) -> f32
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          [[CODE:%[0-9]+]] = arith.constant 1 : i32
+// CHECK-NEXT:          [[C:%[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:          memref.store [[CODE]], %err[[[C]]] : memref<1xi32>
 // CHECK-NEXT:        }
-// CHECK-NEXT:        [[C:%[0-9]+]] = arith.constant 0 : index
-// CHECK-NEXT:        [[F:%[0-9]+]] = memref.load %err[[[C]]] : memref<1xi32>
-// CHECK-NEXT:        [[CODE:%[0-9]+]] = arith.constant 1 : i32
-// CHECK-NEXT:        [[S:%[0-9]+]] = arith.select [[OK]], [[F]], [[CODE]] : i32
-// CHECK-NEXT:        memref.store [[S]], %err[[[C]]] : memref<1xi32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 
 // A 16-bit float target accumulating into its previous value: an f32
-// buffer, extended from the target, scattered into, rounded back once.
-// Integer targets add with arith.addi.
+// buffer, extended from the target, scattered into (atomic f32 adds),
+// rounded back once. Integer targets add with kind 1 (addi).
 
 tc.def @half<V, K>(E, Idx, g) -> (S) {
 ^bb0(%E : !tc.tensor<[V], f16>, %Idx : !tc.tensor<[K], i32>, %g : !tc.tensor<[K], f16>):
@@ -71,8 +69,7 @@ tc.def @half<V, K>(E, Idx, g) -> (S) {
 // CHECK-NEXT:      affine.store [[W]], %S_acc
 // CHECK:         affine.for %k = 0 to %K {
 // CHECK:             [[E:%[0-9]+]] = arith.extf %{{.*}} : f16 to f32
-// CHECK-NEXT:        [[OLD:%[0-9]+]] = memref.load %S_acc[%{{.*}}] : memref<?xf32>
-// CHECK-NEXT:        arith.addf [[OLD]], [[E]] fastmath<reassoc> : f32
+// CHECK-NEXT:        "memref.atomic_rmw"([[E]], %S_acc, %{{.*}}) <{kind = 0 : i64}> : (f32, memref<?xf32>, index) -> f32
 // CHECK:           [[A:%[0-9]+]] = affine.load %S_acc
 // CHECK-NEXT:      [[T:%[0-9]+]] = arith.truncf [[A]] : f32 to f16
 // CHECK-NEXT:      affine.store [[T]], %S
@@ -90,5 +87,38 @@ tc.def @ints<V, K>(E, Idx) -> (S) {
 }
 
 // CHECK-LABEL: func.func @ints(
-// CHECK:           [[OLD:%[0-9]+]] = memref.load %S[%{{.*}}] : memref<?xi64>
-// CHECK-NEXT:      arith.addi [[OLD]], %{{.*}} : i64
+// CHECK:           "memref.atomic_rmw"(%{{.*}}, %S, %{{.*}}) <{kind = 1 : i64}> : (i64, memref<?xi64>, index) -> i64
+
+// Left alone: subscripts that are provably in range need no test (the
+// atomic add is the statement, no scf.if, no error code), and an ordinary
+// update of the same tensor afterwards stays affine.load + arith.addf
+// + affine.store (no atomics: its updates of one element are ordered).
+
+tc.def @inrange<K, D>(g) -> (S) {
+^bb0(%g : !tc.tensor<[K, D], f32>):
+  %S = tc.comprehension @S() "+=!" (%k in [0, K), %d in [0, D)) : !tc.tensor<[K, D], f32> {
+    %0 = tc.read %g[%k, %d] : !tc.tensor<[K, D], f32>
+    tc.yield %0 at [%k, %d] : f32
+  }
+  %S_1 = tc.comprehension @S(%k in [0, K)) "+=" (%d in [0, D)) into %S : !tc.tensor<[K, D], f32> {
+    %0 = tc.read %g[%k, %d] : !tc.tensor<[K, D], f32>
+    tc.yield %0 : f32
+  }
+  tc.return %S_1 : !tc.tensor<[K, D], f32>
+}
+
+// CHECK-LABEL: func.func @inrange(
+// CHECK:         affine.for %k = 0 to %K {
+// CHECK-NEXT:      affine.for %d = 0 to %D {
+// CHECK-NEXT:        [[G:%[0-9]+]] = affine.load %g[%k, %d] : memref<?x?xf32>
+// CHECK-NEXT:        %{{.*}} = "memref.atomic_rmw"([[G]], %S, %k, %d) <{kind = 0 : i64}> : (f32, memref<?x?xf32>, index, index) -> f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NOT:     scf.if
+// CHECK-NOT:     memref.store
+// CHECK-NOT:     atomic_rmw
+// CHECK:           affine.load %S
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      affine.store
+// CHECK-NOT:     atomic_rmw
+// CHECK:         func.return
