@@ -37,6 +37,13 @@ class CpuOptions:
     register_rows, register_vectors: the register tile's shape, rows by
         vectors of accumulators (0: the pass's choice from the vector width
         and the extents, e.g. 8 x 3 with 16 lanes).
+    fma16: in a register tile, a product of 16-bit floats that accumulates
+        in float32 is one float32 FMA of the extended factors: the exact
+        product (16-bit products are exact in float32), rounded once with
+        the sum, as "arithmetic in 32 bits" has it, and as fast as float32
+        (`register-tile{fma16}`). False rounds each product to 16 bits
+        first, as the reference interpreter and the GPU targets do (the
+        language notes, "16-bit floats"); that costs 5-10x in matmul.
     vector_bits: the vector width that register tiles and non-temporal
         stores use, a power of two from 128 to the target's widest (None:
         the target's widest, `TargetInfo.vector_bits`).
@@ -68,6 +75,7 @@ class CpuOptions:
     register_tile: bool = True
     register_rows: int = 0
     register_vectors: int = 0
+    fma16: bool = True
     vector_bits: int | None = None
     prefetch: bool = True
     prefetch_distance: int = 1

@@ -125,6 +125,7 @@ class CpuBackend(Backend):
                         vector_width=lanes,
                         rows=options.register_rows,
                         vectors=options.register_vectors,
+                        fma16=options.fma16,
                     )
                 ]
                 if options.register_tile

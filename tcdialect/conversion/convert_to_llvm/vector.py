@@ -18,7 +18,10 @@
   (`memref_abi.element_ptr`). Accesses to `i1` memrefs are rejected.
 - `vector.maskedload/maskedstore` are LLVM 22's `llvm.masked.load/store`
   (no alignment operand); `vector.create_mask` compares the lane indices with
-  the bound.
+  the bound. Of `bf16` vectors they move `i16` vectors, bit-cast: x86-64
+  without AVX512-BF16 scalarises a masked `bfloat` access through float
+  and rounds each lane back with `__truncsfbf2`, a library call the CPU
+  JIT's process lacks (`soft_bfloat16`).
 - `vector.broadcast` of a scalar is `insertelement` + a zero-mask
   `shufflevector` (of a 1-element vector, a `shufflevector`);
   `vector.shuffle` of 1-D vectors is `shufflevector`; `vector.fma` is
@@ -36,12 +39,14 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     IntegerType,
     VectorType,
     i1,
+    i16,
     i32,
     i64,
 )
@@ -117,15 +122,30 @@ def lower_vector_store(lw: FunctionLowering, op: Operation) -> None:
     lw.emit(llvm.StoreOp(value, ptr, alignment=align, nontemporal=nontemporal))
 
 
+def _bf16_bits(lw: FunctionLowering, x: SSAValue) -> SSAValue:
+    """A vector of `bfloat` as the vector of `i16` of its bits (others as is)."""
+    t = x.type
+    if not (
+        isinstance(t, VectorType) and isinstance(t.get_element_type(), BFloat16Type)
+    ):
+        return x
+    return lw.emit_value(llvm.BitcastOp(x, VectorType(i16, t.get_shape())))
+
+
 def lower_masked_load(lw: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, vector.MaskedLoadOp)
     t = scalar_type(op.result.type, op)
     ptr, _ = _vector_access(lw, op, op.base, op.indices, split=True)
     mask, passthru = lw.get(op.mask, op), lw.get(op.pass_thru, op)
+    passthru = _bf16_bits(lw, passthru)
+    bits = passthru.type
     # LLVM 22's form: no alignment operand (an optional `align` on the
     # pointer; without it the access may be unaligned, as here).
-    name = f"llvm.masked.load.{vector_suffix(t, op)}.p0"
-    lw.set(op.result, lw.call_intrinsic(name, [ptr, mask, passthru], t))
+    name = f"llvm.masked.load.{vector_suffix(bits, op)}.p0"
+    x = lw.call_intrinsic(name, [ptr, mask, passthru], bits)
+    if bits != t:
+        x = lw.emit_value(llvm.BitcastOp(x, t))
+    lw.set(op.result, x)
 
 
 def lower_masked_store(lw: FunctionLowering, op: Operation) -> None:
@@ -133,7 +153,7 @@ def lower_masked_store(lw: FunctionLowering, op: Operation) -> None:
     ptr, _ = _vector_access(  # LLVM 22's form
         lw, op, op.base, op.indices, split=True
     )
-    value = lw.get(op.value_to_store, op)
+    value = _bf16_bits(lw, lw.get(op.value_to_store, op))
     name = f"llvm.masked.store.{vector_suffix(value.type, op)}.p0"
     args = [value, ptr, lw.get(op.mask, op)]
     lw.emit(llvm.CallIntrinsicOp(name, args, []))

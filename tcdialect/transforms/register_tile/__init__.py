@@ -1,4 +1,4 @@
-"""`register-tile{vector-width=8 rows=0 vectors=0 pack=auto pair-tails=true}`: reductions in vector registers.
+"""`register-tile{vector-width=8 rows=0 vectors=0 pack=auto pair-tails=true fma16=false}`: reductions in vector registers.
 
 An affine → affine pass (docs/pipeline.md: `affine` / `scheduled` stage
 IR), meant to run after `affine-isl-schedule` (or right after
@@ -26,7 +26,20 @@ innermost holding exactly one statement::
 `⊕` (here `addf`) is `addf mulf maximumf minimumf maxnumf minnumf` with
 `fastmath<reassoc>` (what `convert-tc-to-affine` puts on reductions) or an
 integer `addi muli maxsi minsi maxui minui andi ori xori` (i8 and wider).
-`addf` of a `mulf` becomes an FMA. The band grows outwards from the
+`addf` of a `mulf` becomes an FMA; with `fma16=true`, so does `addf` of an
+`extf` of a narrower `mulf` (a float16 or bfloat16 product accumulating in
+f32, as `convert-tc-to-affine` emits it), on the factors extended to f32::
+
+    %p = arith.mulf %a, %b : f16
+    %w = arith.extf %p : f16 to f32
+    %s = arith.addf %t, %w fastmath<reassoc> : f32
+
+becomes `math.fma(extf a, extf b, acc)` on `vector<VL x f32>`, a factor
+that does not depend on the vector IV extended as a scalar before its
+broadcast, and factors that are loads used only by the product copied
+extended where they are packed: their rows as well when the column extent
+makes a copy pay or the copy can move before the kept loops (`pack.py`), so
+that the inner loop is the f32 one. The band grows outwards from the
 statement's loop while loops are perfectly nested and stops at a loop whose
 induction variable appears in an inner loop's bounds (the isl scheduler's
 tile loops stay outside, untouched; so do loops a triangle depends on). In
@@ -139,7 +152,13 @@ updates of each element matters. Mode 1 runs, for every element, the `R`
 loops in their original relative order, so each element sees the same
 sequence of `⊕` as before; the only difference is that `T + x * y` becomes
 one `fma` (contraction, licensed by `reassoc`: TC leaves the order and
-rounding of reductions unspecified). Mode 2 reorders each element's updates
+rounding of reductions unspecified). With `fma16`, the contraction also
+skips the product's rounding to 16 bits, which docs/language-notes.md
+specifies ("a product `A * B` of `float16`s is rounded to `float16`
+first"): each element is then the sum of exact products, rounded once,
+never less accurate but not the reference interpreter's bits; hence the
+option, off by default in the pass (the `cpu` target turns it on:
+`CpuOptions.fma16`). Mode 2 reorders each element's updates
 (lane-wise partial sums, `r` moved innermost), which `reassoc` permits
 (integers: exact). Loads only touch elements that the original iterations
 read (every lane of a vector is an iteration in range, or masked), and the
@@ -152,7 +171,8 @@ power of two; the default is 256-bit vectors, the x86-64-v3 baseline, so the
 pass prints the same IR on every machine (the library passes the target's
 width). `rows` = MR (mode 1) / P (mode 2); `vectors` = NV (mode 1) / Q
 (mode 2): their defaults follow from the lanes (`policy.py`).
-`pair-tails=false` keeps one masked vector per row.
+`pair-tails=false` keeps one masked vector per row. `fma16=true` contracts
+16-bit products as above.
 
 Mode 2 needs a reduction loop of at least VL iterations (or an unknown
 number). Nests that do not match are left alone (non-reductions, several statements,
@@ -201,6 +221,7 @@ def register_tile(
     vectors: int = 0,
     pack: str = "auto",
     pair_tails: bool = True,
+    fma16: bool = False,
 ) -> int:
     """Apply the rewrite to every matching nest of `module`; the count rewritten."""
     if pack not in ("auto", "always", "never"):
@@ -229,7 +250,7 @@ def register_tile(
     scops: dict[func.FuncOp, Scop | None] = {}
     prefetched: dict[tuple[SSAValue, SSAValue, bool], Operation] = {}
     for fn, store in stores:
-        plan = _plan(store, vector_width, rows, vectors, pack)
+        plan = _plan(store, vector_width, rows, vectors, pack, fma16)
         if plan is None:
             continue
         plan.prefetched = prefetched
@@ -264,10 +285,17 @@ class RegisterTilePass(ModulePass):
     vectors: int = 0
     pack: str = "auto"
     pair_tails: bool = True
+    fma16: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         register_tile(
-            op, self.vector_width, self.rows, self.vectors, self.pack, self.pair_tails
+            op,
+            self.vector_width,
+            self.rows,
+            self.vectors,
+            self.pack,
+            self.pair_tails,
+            self.fma16,
         )
 
 

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerType,
+    MemRefType,
     VectorType,
     i64,
 )
@@ -603,6 +604,8 @@ class _Body:
         self.vector = vector
         self.cache: dict[tuple[SSAValue, tuple[int, ...], bool], SSAValue] = {}
         self.bcast: dict[tuple[SSAValue, tuple[int, ...], bool], SSAValue] = {}
+        self.wide: dict[tuple[SSAValue, tuple[int, ...], bool], SSAValue] = {}
+        """`wide_value`'s extended factors."""
         self.rel: list[SSAValue] | None = None
         """Packed buffers: the reduction IVs relative to their lower bounds."""
         self.ahead: dict[tuple[SSAValue, int], SSAValue] = {}
@@ -640,7 +643,9 @@ class _Body:
                 ]
             i = p[0]
             at = [k.strip_index, *self.rel, em.index(i)]
-            out = em.val(LoadOp(buf, at, None, v.type))
+            bt = buf.type
+            assert isinstance(bt, MemRefType)
+            out = em.val(LoadOp(buf, at, None, bt.get_element_type()))
         elif owner in k.packed:
             buf, prefix = k.packed[owner]
             if self.rel is None:
@@ -651,11 +656,11 @@ class _Body:
             rel = self.rel
             j = p[k.dims.index(k.plan.vec_iv)]
             col = em.index(j * k.plan.lanes)
-            out = em.val(
-                vector.LoadOp(
-                    buf, [*prefix, *rel, col], VectorType(v.type, [k.plan.lanes])
-                )
-            )
+            bt = buf.type
+            assert isinstance(bt, MemRefType)
+            # the buffer's type: a widened factor's panel is extended (`_pack`)
+            t = VectorType(bt.get_element_type(), [k.plan.lanes])
+            out = em.val(vector.LoadOp(buf, [*prefix, *rel, col], t))
             prefetch_panel(self, buf, prefix, col, j * k.plan.lanes)
         elif owner in k.stmt.loads:
             access = k.stmt.loads[owner]
@@ -738,11 +743,35 @@ class _Body:
             self.bcast[key] = self.em.val(vector.BroadcastOp(x, t))
         return self.bcast[key]
 
+    def wide_value(self, v: SSAValue, p: tuple[int, ...]) -> SSAValue:
+        """A factor of a widened FMA (`_Statement.widen`) at point `p`,
+        extended to the accumulator's type (unless a packed buffer holds it
+        extended), then broadcast in a vector body if scalar: a factor that
+        does not depend on the vector IV is extended once, as a scalar."""
+        key = self.key(v, p)
+        if key in self.wide:
+            return self.wide[key]
+        em, elem = self.em, self.k.rw.elem
+        x = self.value(v, p)
+        t = x.type
+        if isinstance(t, VectorType):
+            if t.get_element_type() != elem:
+                x = em.val(arith.ExtFOp(x, VectorType(elem, t.get_shape())))
+        else:
+            if t != elem:
+                x = em.val(arith.ExtFOp(x, elem))
+            if self.vector:
+                x = em.val(vector.BroadcastOp(x, self.k.rw.vt))
+        self.wide[key] = x
+        return x
+
     def update(self, accs: list[SSAValue]) -> list[SSAValue]:
         k, em = self.k, self.em
         stmt = k.stmt
         out: list[SSAValue] = []
         get = self.vec_value if self.vector else self.value
+        if stmt.widen:
+            get = self.wide_value
         for p, acc in zip(k.points, accs):
             if stmt.fma is not None:
                 x, y = (get(v, p) for v in stmt.fma)

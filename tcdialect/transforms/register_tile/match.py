@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -265,6 +265,12 @@ class _Statement:
     loads: dict[Operation, _Access]
     inner: set[Operation]
     """Ops of the innermost block (for telling e's values from outer ones)."""
+    widen: bool = False
+    """The FMA's operands are narrower floats (a 16-bit product extended to
+    the f32 accumulator, `_contraction`): the kernel extends them."""
+    wide_loads: frozenset[Operation] = frozenset()
+    """With `widen`: the loads that are factors and have no other use, which
+    packed copies hold extended (`pack.py`)."""
 
 
 def _is_reassoc(op: Operation) -> bool:
@@ -274,7 +280,9 @@ def _is_reassoc(op: Operation) -> bool:
     return any(f.value in ("reassoc", "fast") for f in flags.data)
 
 
-def _match_statement(store: xaffine.StoreOp, band: set[SSAValue]) -> _Statement | None:
+def _match_statement(
+    store: xaffine.StoreOp, band: set[SSAValue], fma16: bool = False
+) -> _Statement | None:
     block = store.parent_block()
     if block is None:
         return None
@@ -359,16 +367,7 @@ def _match_statement(store: xaffine.StoreOp, band: set[SSAValue]) -> _Statement 
     for idx in store.indices:
         if isinstance(idx.owner, Operation) and idx.owner in inner:
             return None
-    fma = None
-    if combine.name == "arith.addf":
-        mul = expr.owner
-        if (
-            isinstance(mul, arith.MulfOp)
-            and mul in inner
-            and mul.result.has_one_use()
-            and mul.result.type == elem
-        ):
-            fma = (mul.lhs, mul.rhs)
+    fma, widen, wide_loads = _contraction(combine, expr, inner, elem, fma16)
     return _Statement(
         store,
         _Access.of(t, store.map.data, store.indices, band),
@@ -378,7 +377,54 @@ def _match_statement(store: xaffine.StoreOp, band: set[SSAValue]) -> _Statement 
         fma,
         loads,
         inner,
+        widen,
+        wide_loads,
     )
+
+
+def _contraction(
+    combine: Operation,
+    expr: SSAValue,
+    inner: set[Operation],
+    elem: Attribute,
+    fma16: bool,
+) -> tuple[tuple[SSAValue, SSAValue] | None, bool, frozenset[Operation]]:
+    """The factors of `e` when `T ⊕ e` contracts into an FMA, whether they
+    are narrower floats to extend to `elem`, and (then) the factors that are
+    loads used only by the product: `e = x * y` in the accumulator's type,
+    or, with `fma16`, `e = extf(x * y)` with `x * y` in a narrower type (a
+    16-bit product accumulating in f32), whose rounding to that type the
+    contraction skips as it skips that of an f32 product (LLVM contracts
+    `fadd(fpext(fmul x, y), z)` to `fma(fpext x, fpext y, z)` alike)."""
+    if combine.name != "arith.addf":
+        return None, False, frozenset()
+    x = expr
+    ext = expr.owner
+    widen = (
+        fma16
+        and isinstance(ext, arith.ExtFOp)
+        and ext in inner
+        and ext.result.has_one_use()
+    )
+    if widen:
+        assert isinstance(ext, arith.ExtFOp)
+        x = ext.input
+    mul = x.owner
+    if (
+        isinstance(mul, arith.MulfOp)
+        and mul in inner
+        and mul.result.has_one_use()
+        and (widen or mul.result.type == elem)
+    ):
+        loads = frozenset(
+            v.owner
+            for v in (mul.lhs, mul.rhs)
+            if widen
+            and isinstance(v.owner, xaffine.LoadOp)
+            and all(u.operation is mul for u in v.uses)
+        )
+        return (mul.lhs, mul.rhs), widen, loads
+    return None, False, frozenset()
 
 
 def _band(stmt_loop: Operation) -> tuple[Operation, list[_Dim]] | None:

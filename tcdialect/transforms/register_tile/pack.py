@@ -36,6 +36,14 @@ Packing (mode 1 with a row loop `u`; `pack=auto|always|never`):
   its last subscript (`A[k, m]`), the strip's MR rows are consecutive
   elements and each step copies them as one vector (as MR scalar copies,
   LLVM vectorised the copy along `r` into gathers).
+  Rows that are only factors of a 16-bit FMA (`fma16`) are copied whatever
+  the column extent when the copy can move out of the kept loops as a panel
+  does (`_hoist_point`; conv2d's weights, once instead of once per image
+  row), and then before them.
+- loads that are factors of a 16-bit FMA and have no other use
+  (`_Statement.wide_loads`) are copied extended to f32 (`arith.extf` after
+  the load, before the store), into f32 buffers: each is converted once per
+  copy instead of once per use.
   Buffers are freed after their last use.
 """
 
@@ -43,7 +51,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import memref, vector
+from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
@@ -82,6 +90,8 @@ class _Packing:
     remap: dict[SSAValue, SSAValue]
     """Band IVs -> the IVs of the loops emitted in their place."""
     strips: list[_Strip]
+    elem: Attribute
+    """T's element type (the accumulators')."""
 
     def __init__(self) -> None:
         self.red_bounds: dict[SSAValue, tuple[_Val, _Val]] = {}
@@ -94,6 +104,24 @@ class _Packing:
         self.panels: list[dict[Operation, SSAValue]] = []
         """Hoisted panels: per variant of the column strips, the buffer of
         each panel load (`_pack_all`)."""
+
+    def _held(self, op: Operation) -> Attribute:
+        """The element type of the copies of load `op`: T's for a factor of
+        a widened FMA (`_Statement.wide_loads`: extended once, as copied),
+        else `op`'s."""
+        return self.elem if op in self.stmt.wide_loads else op.results[0].type
+
+    def _extended(self, em: _Emitter, op: Operation, x: SSAValue) -> SSAValue:
+        """`x`, a value (vector) of load `op`, as its copies hold it."""
+        if op not in self.stmt.wide_loads:
+            return x
+        t = x.type
+        wide = (
+            VectorType(self.elem, t.get_shape())
+            if isinstance(t, VectorType)
+            else self.elem
+        )
+        return em.val(arith.ExtFOp(x, wide))
 
     def _pack_all(self, em: _Emitter) -> list[dict[Operation, SSAValue]]:
         """Hoisted panels: per variant of the column strips, copy the panel
@@ -128,9 +156,7 @@ class _Packing:
                 memref.AllocOp(
                     dyn,
                     [],
-                    MemRefType(
-                        op.results[0].type, [*shape, var.count * self.plan.lanes]
-                    ),
+                    MemRefType(self._held(op), [*shape, var.count * self.plan.lanes]),
                 )
             )
             for op in self.plan.packed
@@ -197,6 +223,7 @@ class _Packing:
                     )
                 else:
                     x = loop_em.val(vector.LoadOp(access.memref, indices, t))
+                x = self._extended(loop_em, op, x)
                 at = [*prefix, *rel, loop_em.index(j * lanes)]
                 loop_em.op(vector.StoreOp(x, buf, at))
 
@@ -235,7 +262,7 @@ class _Packing:
         shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in dims] + [mr]
         dyn = [e for e in dims if isinstance(e, SSAValue)]
         for op in plan.row_packed:
-            t = MemRefType(op.results[0].type, shape)
+            t = MemRefType(self._held(op), shape)
             self.row_buffers[op] = em.val(memref.AllocOp(dyn, [], t))
         block, s_iv = _loop(em, 0, count, 1, plan.dim(u).parallel, "strip")
         loop_em = _body_emitter(block)
@@ -265,10 +292,12 @@ class _Packing:
                     indices = loop_em.subscripts(access.map, operands)
                     t = VectorType(elem, [mr])
                     x = loop_em.val(vector.LoadOp(access.memref, indices, t))
+                    x = self._extended(loop_em, op, x)
                     loop_em.op(vector.StoreOp(x, buf, [s_iv, *rel, loop_em.index(0)]))
                     continue
                 amap = AffineMapAttr(access.map)
                 x = loop_em.val(LoadOp(access.memref, operands, amap, elem))
+                x = self._extended(loop_em, op, x)
                 loop_em.op(StoreOp(x, buf, [s_iv, *rel, loop_em.index(i)]))
         return list(self.row_buffers.values())
 
@@ -379,6 +408,7 @@ class _Packing:
         rel = kem.sym(lambda s0, s1: s0 - s1, k, lb)
         for j, row in enumerate(rows):
             at = kem.index(kem.sym(lambda s0, o=j: s0 + o, rel))
+            row = self._extended(kem, op, row)
             kem.op(vector.StoreOp(row, buf, [*prefix, at, first]))
 
     def _gather_elements(
@@ -421,6 +451,7 @@ class _Packing:
                 access.memref, operands, AffineMapAttr(access.map), op.results[0].type
             )
         )
+        x = self._extended(loop_em, op, x)
         rel = [
             loop_em.index(
                 loop_em.sym(lambda s0, s1: s0 - s1, i, self.red_bounds[iv][0])

@@ -84,7 +84,9 @@ class _Plan:
     """Packed loads that are strided in the vector IV (copied element-wise)."""
     anchor: Operation | None = None
     """Where the panel is copied once for every column strip (`_hoist_point`;
-    None: once per column strip)."""
+    None: once per column strip); without a panel, where the rows are
+    copied when they are only widened factors (`_Statement.wide_loads`;
+    None: after the kept loops)."""
     row_packed: list[Operation] = field(default_factory=list)
     """Mode 1: broadcast loads of the rows that the innermost reduction loop
     walks with a non-unit stride (`A[k, m]`), copied once for all full row
@@ -109,7 +111,12 @@ class _Plan:
 
 
 def _plan(
-    store: xaffine.StoreOp, lanes32: int, rows: int, vectors: int, pack: str
+    store: xaffine.StoreOp,
+    lanes32: int,
+    rows: int,
+    vectors: int,
+    pack: str,
+    fma16: bool = False,
 ) -> _Plan | None:
     block = store.parent_block()
     loop = block.parent_op() if block is not None else None
@@ -122,7 +129,7 @@ def _plan(
     band = {d.iv for d in dims}
     if len(band) != len(dims):
         return None
-    stmt = _match_statement(store, band)
+    stmt = _match_statement(store, band, fma16)
     if stmt is None:
         return None
     target = stmt.target
@@ -238,10 +245,22 @@ def _plan(
                     pack == "always"
                     or (inner in a.deps() and not a.unit_last(inner))
                     or _rows_alias(a, u, plan.factors[0])
+                    # a 16-bit factor, extended once instead of per step
+                    or op in stmt.wide_loads
                 )
             ]
-            if pack == "always" or _rows_pay(plan):
+            # rows that are only 16-bit factors are extended once, before
+            # the kept loops when they do not move them (conv2d's weights)
+            hoist = None
+            if rows_packed and not plan.packed:
+                if all(op in stmt.wide_loads for op in rows_packed):
+                    hoist, _ = _hoist_point(
+                        outer, dims, kept, [*unrolled, *red], rows_packed, stmt
+                    )
+            if pack == "always" or _rows_pay(plan) or hoist is not None:
                 plan.row_packed = rows_packed
+                if hoist is not None:
+                    plan.anchor = hoist
     plan.gathers = gathers
     return plan
 

@@ -63,7 +63,11 @@ class _Rewriter(_Packing):
         hoisted = Block()
         if plan.anchor is not None:
             self.strips = self._strips(_Emitter(hoisted))
-            self.panels = self._pack_all(_Emitter(hoisted))
+            if plan.packed:
+                self.panels = self._pack_all(_Emitter(hoisted))
+        # rows copied before the kept loops when no panel is (policy.py)
+        hoist_rows = plan.anchor is not None and not plan.packed
+        rows = self._pack_rows(_Emitter(hoisted)) if hoist_rows else []
         # kept output loops, in their original order
         for iv in plan.kept:
             d = plan.dim(iv)
@@ -74,13 +78,17 @@ class _Rewriter(_Packing):
             em = _body_emitter(block)
         if plan.anchor is None:
             self.strips = self._strips(em)
-        rows = self._pack_rows(em) if plan.row_packed else []
+        if plan.row_packed and not hoist_rows:
+            rows = self._pack_rows(em)
         self._emit_strips(em, self.strips, 0, {}, {})
-        for buf in rows:
-            em.op(memref.DeallocOp.get(buf))
+        if not hoist_rows:
+            for buf in rows:
+                em.op(memref.DeallocOp.get(buf))
         frees = [
             memref.DeallocOp.get(buf) for panel in self.panels for buf in panel.values()
         ]
+        if hoist_rows:
+            frees += [memref.DeallocOp.get(buf) for buf in rows]
         copies = _detach_all(hoisted)
         if plan.anchor is outer:
             parent.insert_ops_before([*copies, *_detach_all(top), *frees], outer)
