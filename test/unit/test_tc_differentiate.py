@@ -342,6 +342,33 @@ def test_casts_pass_the_gradient() -> None:
     np.testing.assert_array_equal(d_w, x.astype(np.float32))
 
 
+def test_pointwise_accumulations_fold() -> None:
+    """A pointwise `+=` folds into its `=` definition and into the copy of
+    an input's gradient (fold.py): layer normalisation's `d_cen` is one
+    statement and `d_X` is written once, from `d_cen` and `d_mean_1`; the
+    gradient still matches finite differences. A 16-bit sum is taken in f32
+    and rounded once, as the `+=` it replaces."""
+    src = (
+        "def ln(double(N, C) X) -> (O) {\n"
+        "  mean(n) +=! X(n, r_c)\n  mean(n) = mean(n) / double(C)\n"
+        "  cen(n, c) = X(n, c) - mean(n)\n  var(n) +=! cen(n, r_c) * cen(n, r_c)\n"
+        "  var(n) = (var(n) + 1e-5) / double(C)\n"
+        "  O(n, c) = cen(n, c) * rsqrt(var(n))\n}"
+    )
+    g = differentiate(_def(src))
+    ops = [op for op in g.body.block.ops if isinstance(op, tc.ComprehensionOp)]
+    assert [op.target.data for op in ops if op.op.data == "+="] == []
+    assert [op.target.data for op in ops][-3:] == ["d_mean", "d_mean_1", "d_X"]
+    vjp_check(src, None, [_n(3, 5)], seed=4)
+
+    g16 = differentiate(_def("def f(float16(N) A) -> (O) { O(i) = A(i) * A(i) }"))
+    a = np.array([1.0 + 2**-10, 3.0, -0.5], np.float16)
+    d_o = np.array([1.0 - 2**-11, 2.0, 7.0], np.float16)
+    (d_a,) = reference.run(g16, None, [a, d_o])
+    p = d_o * a  # each product rounded to f16, then added in f32
+    np.testing.assert_array_equal(d_a, (p.astype(np.float32) * 2).astype(np.float16))
+
+
 def test_signature_and_forward_untouched() -> None:
     module = parse_tc(
         "def f(float(N) X, int32(N) K, float(N) Z) -> (Y, int32 C) {\n"

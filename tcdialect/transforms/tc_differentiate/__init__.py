@@ -66,6 +66,11 @@ reverse-mode differentiation, one statement at a time in reverse order:
   earlier ``=`` statement of ``@f_grad``), at index arguments within
   ``T``'s ranges, reads ``T`` instead (softmax's ``d_I`` reads the saved
   ``e`` rather than recomputing ``exp``; ``d_mx`` reads ``d_I``).
+* **folding** (`fold.py`): a pointwise ``+=`` update folds into its ``=``
+  definition when nothing else reads that (``d_e = d_O / s`` then
+  ``d_e += d_s`` is ``d_e = d_O / s + d_s``), and into the copy that gives
+  an input its gradient (layer norm's ``d_I = d_cen + d_mean_1``, written
+  once instead of ``d_cen += d_mean_1`` then ``d_I = d_cen``).
 * **scatters**: a read whose subscripts do not invert (data-dependent
   ``E(Idx(k), d)``, non-injective ``X(i / 2)``, ``A(i % P)``) contributes a
   scatter-accumulate comprehension over the statement's own index space

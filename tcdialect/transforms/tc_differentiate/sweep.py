@@ -24,6 +24,7 @@ from tcdialect.transforms.tc_differentiate.body import (
     is_float_type,
 )
 from tcdialect.transforms.tc_differentiate.derivatives import _depends
+from tcdialect.transforms.tc_differentiate.fold import fold_updates
 from tcdialect.transforms.tc_differentiate.gather import _Gather
 from tcdialect.transforms.tc_differentiate.remat import Policy, save_versions
 from tcdialect.transforms.tc_differentiate.reuse import reuse_available
@@ -237,6 +238,7 @@ class _Differentiator(_Gather):
         ]
         reuse_available(self.block, saved, self.value)
         _dead_code(self.block)
+        fold_updates(self.block)
         _copy_shared_versions(self.block, self.fresh)
         return fwd_def, tc.DefOp(
             f"{self.fname}_grad",
