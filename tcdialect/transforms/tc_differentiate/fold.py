@@ -171,12 +171,7 @@ def _fold_into_definition(block: Block, update: tc.ComprehensionOp) -> bool:
         and _kept(_read_tensors(d), d, update)
     ):
         return False
-    new = _sum(update.target.data, d, d, update)
-    new.result.name_hint = update.result.name_hint
-    block.insert_op_before(new, update)
-    update.result.replace_all_uses_with(new.result)
-    block.erase_op(update)
-    block.erase_op(d)
+    _replace(block, _sum(update.target.data, d, d, update), update, d)
     return True
 
 
@@ -192,13 +187,23 @@ def _fold_into_copy(block: Block, update: tc.ComprehensionOp) -> bool:
         or not _kept({v0, *_read_tensors(update)}, update, copy)
     ):
         return False
-    new = _sum(copy.target.data, copy, v0, update)
-    new.result.name_hint = copy.result.name_hint
-    block.insert_op_before(new, copy)
-    copy.result.replace_all_uses_with(new.result)
-    block.erase_op(copy)
-    block.erase_op(update)
+    _replace(block, _sum(copy.target.data, copy, v0, update), copy, update)
     return True
+
+
+def _replace(
+    block: Block,
+    new: tc.ComprehensionOp,
+    old: tc.ComprehensionOp,
+    folded: tc.ComprehensionOp,
+) -> None:
+    """Put `new` in `old`'s place (its name, its uses), and erase `old` and
+    then `folded`, the statement it was folded with."""
+    new.result.name_hint = old.result.name_hint
+    block.insert_op_before(new, old)
+    old.result.replace_all_uses_with(new.result)
+    block.erase_op(old)
+    block.erase_op(folded)
 
 
 def fold_updates(block: Block) -> None:
