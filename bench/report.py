@@ -313,7 +313,8 @@ def tuned_section(result: RunResult) -> list[str]:
         "without options (so the tuned ones, from the cache) and calls it "
         "once: from just before the process starts to the end of that call "
         "(its imports in brackets), and define + first call alone (define "
-        "in brackets); a cold "
+        "in brackets, then what it takes beyond the kernel's own run: the "
+        "tuned column's time); the median of three such processes; a cold "
         "start that compiled says so.",
         "",
         tuned_table(result.rows),

@@ -149,7 +149,28 @@ def tune(
 
 
 def cold_start(
-    kernel: Kernel, inputs: list[np.ndarray], directory: Path, timeout_s: float = 300
+    kernel: Kernel,
+    inputs: list[np.ndarray],
+    directory: Path,
+    timeout_s: float = 300,
+    repeats: int = 3,
+) -> ColdStart:
+    """`repeats` new processes' first calls of `kernel` on the cache in
+    `directory` (`_cold_start_once`): the one with the median define +
+    first call (one start of a ~40 ms process moves by tens of ms on a
+    shared VM), or the first error."""
+    runs: list[ColdStart] = []
+    for _ in range(max(1, repeats)):
+        run = _cold_start_once(kernel, inputs, directory, timeout_s)
+        if run.error is not None or run.call_s is None:
+            return run
+        runs.append(run)
+    runs.sort(key=lambda r: r.call_s or 0.0)
+    return runs[len(runs) // 2]
+
+
+def _cold_start_once(
+    kernel: Kernel, inputs: list[np.ndarray], directory: Path, timeout_s: float
 ) -> ColdStart:
     """Start `python -c COLD_START` with the cache in `directory` (which the
     tuning filled) and time its first call of `kernel`, defined without

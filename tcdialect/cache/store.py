@@ -38,7 +38,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Mapping
@@ -342,6 +341,8 @@ class CacheStore:
         return self.put(entry.key, entry.payload, entry.meta, entry.tuning)
 
     def _write_atomically(self, path: Path, data: bytes) -> None:
+        import tempfile  # (only writes need it: not on a cache hit's path)
+
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
