@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from llvmlite import binding
 
 from tcdialect.backend.cpu.object_code import undefined_symbols
-from tcdialect.backend.cpu.payload import decode_payload, encode_payload
+from tcdialect.backend.cpu.payload import ThreadTeam, decode_payload, encode_payload
 from tcdialect.diagnostics import TCError
 from tcdialect.runtime.abi import (
     DEFAULT_GOMP_SPINCOUNT,
@@ -370,7 +370,7 @@ def _optimised(
 
 
 @dataclass(eq=False)
-class CpuModule:
+class CpuModule(ThreadTeam):
     """Host code of one module, alive as long as this object.
 
     `address(name)` is the entry address of a function defined in the module
@@ -406,14 +406,6 @@ class CpuModule:
             )
         with _LOCK:
             return self._engine.get_function_address(self._renamed.get(name, name))
-
-    def set_num_threads(self, n: int) -> None:
-        """Run `__tc_parallel_for` on `max(n, 1)` threads (one: sequentially)."""
-        self._num_threads.value = max(1, min(int(n), 2**31 - 1))
-
-    @property
-    def num_threads(self) -> int:
-        return int(self._num_threads.value)
 
     @property
     def asm(self) -> str:

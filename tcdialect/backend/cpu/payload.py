@@ -27,6 +27,7 @@ import os
 import struct
 import tempfile
 from dataclasses import dataclass
+from typing import Any
 
 from tcdialect.diagnostics import TCError
 from tcdialect.runtime.abi import DEFAULT_GOMP_SPINCOUNT, NUM_THREADS_SYMBOL
@@ -105,7 +106,23 @@ def decode_payload(payload: bytes) -> Payload | None:
     )
 
 
-class SharedModule:
+class ThreadTeam:
+    """The team size of a module's `__tc_parallel_for`, its
+    `__tc_num_threads` variable (a `ctypes.c_int32` in `_num_threads`):
+    shared by the JIT's modules and the shared libraries of the cache."""
+
+    _num_threads: Any
+
+    def set_num_threads(self, n: int) -> None:
+        """Run `__tc_parallel_for` on `max(n, 1)` threads (one: sequentially)."""
+        self._num_threads.value = max(1, min(int(n), 2**31 - 1))
+
+    @property
+    def num_threads(self) -> int:
+        return int(self._num_threads.value)
+
+
+class SharedModule(ThreadTeam):
     """A kernel's shared library, loaded with `ctypes` (`CpuModule`'s
     interface: `functions`, `address`, `set_num_threads`, `payload`)."""
 
@@ -127,14 +144,6 @@ class SharedModule:
             raise KeyError(f"no function '{name}' in the compiled module")
         function = self._library[self._parts.renamed.get(name, name)]
         return ctypes.cast(function, ctypes.c_void_p).value or 0
-
-    def set_num_threads(self, n: int) -> None:
-        """Run `__tc_parallel_for` on `max(n, 1)` threads (one: sequentially)."""
-        self._num_threads.value = max(1, min(int(n), 2**31 - 1))
-
-    @property
-    def num_threads(self) -> int:
-        return int(self._num_threads.value)
 
     @property
     def asm(self) -> str:
