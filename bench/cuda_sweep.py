@@ -46,6 +46,9 @@ SETS: dict[str, list[dict[str, Any]]] = {
             ]
         ),
     ],
+    # a long reduction: one block (no atomics) against blocks that add their
+    # totals atomically, as many as the mapper picks or a fixed number
+    "split": [{}, {"grid": [1]}, {"grid": [32]}, {"grid": [1024]}],
 }
 
 

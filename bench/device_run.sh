@@ -37,4 +37,7 @@ fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
   timeout "${BENCH_TIMEOUT:-420}" python3 -m bench.cuda --output "$OUT/RESULTS-cuda.md" \
     --json "$OUT/bench-cuda.json" "$@" 2>&1 | tail -60
+  # a sum shared by blocks with atomics against one block (issue 34)
+  timeout 120 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
+    --out "$OUT" 2>&1 | tail -8
 fi

@@ -298,6 +298,10 @@ def _peer_mlp3(torch: Any) -> Callable[..., Any]:
     return mlp3
 
 
+def _peer_sum(torch: Any) -> Callable[..., Any]:
+    return torch.sum
+
+
 def _peer_moments(torch: Any) -> Callable[..., Any]:
     def moments(I: Any) -> tuple[Any, Any]:
         var, mean = torch.var_mean(I, 1, correction=0)
@@ -512,6 +516,19 @@ KERNELS: list[Kernel] = [
         ),
         origin="TC",
         note="TC's MLP3: 3 FC+bias+relu layers B=128 N=128 O=64 P=32 Q=2 (fits in L2)",
+    ),
+    Kernel(
+        name="sum_16M",
+        source="def total(float(N) A) -> (s) {\n  s +=! A(i)\n}\n",
+        sizes={"N": 1 << 24},
+        quick={"N": 20000},
+        args=lambda s: [_f(s["N"])],
+        outputs=lambda s: [()],
+        reference=lambda xp, A: (A.sum(),),
+        peer=_peer_sum,
+        fuses=True,
+        flops=lambda s: float(s["N"]),
+        note="a whole-tensor sum: blocks with atomic updates (grid=(1,): one block)",
     ),
     Kernel(
         name="moments2_1024x36864",

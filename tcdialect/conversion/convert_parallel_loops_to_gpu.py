@@ -53,6 +53,17 @@ Inside a kernel:
   element to the same thread in every iteration.) Those regions run uniformly across a block
   (their control flow depends on sizes and block indices only), so every
   thread reaches every barrier.
+- A `thread_x` loop marked `tc.gpu_reduce` whose body is one reduction
+  (`S[i] = S[i] op x`, of any element type) is shared by the block's
+  threads along x (`_share_reduction`): per-thread partial results, a
+  butterfly of shuffles per warp, the warps' totals through shared memory,
+  and `S[i] = S[i] op total` in thread 0. With `tc.gpu_split = "block_y"`
+  (and `tc.gpu_split_size`), the blocks along y share it too, and each
+  adds its total with `memref.atomic_rmw` (`_split`: only when the combine
+  has an atomic, not a product, and the reduction is all the kernel
+  writes; else one block as before). The grid along that axis is the
+  loop's iterations over 8 per thread (`MIN_PER_THREAD`), at most the size.
+  A marked loop whose body is not one reduction runs in one thread along x.
 
 The launch: the block size along each axis is the largest `tc.gpu_size` of
 the thread loops of that axis (1 without any: `known_block_size` records it);
@@ -89,7 +100,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
-    Float32Type,
+    AnyFloat,
     FloatAttr,
     FunctionType,
     IndexType,
@@ -100,17 +111,23 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
-    f32,
-    i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable, is_side_effect_free
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu, nvvm
-from tcdialect.poly.codegen import GPU_PROCESSOR, GPU_REDUCE, GPU_SIZE
+from tcdialect.dialects.memref import ATOMIC_RMW_KINDS
+from tcdialect.poly.codegen import (
+    GPU_PROCESSOR,
+    GPU_REDUCE,
+    GPU_SIZE,
+    GPU_SPLIT,
+    GPU_SPLIT_SIZE,
+)
+from tcdialect.poly.gpu_mapping import MIN_PER_THREAD
 from tcdialect.transforms.ir_values import constant_index, defined_outside
 
 AXES = ("x", "y", "z")
@@ -378,6 +395,11 @@ class _Outliner:
             o for op in segment for o in op.walk() if isinstance(o, scf.ParallelOp)
         ]
         for orig, loop, mapped in zip(originals, loops, plans, strict=True):
+            red = None
+            if GPU_REDUCE in loop.attributes and mapped is not None:
+                red = _reduction(loop)
+                if red is None:
+                    mapped = None  # not one reduction: a loop in every thread
             if mapped is not None:
                 kind, axis, size = mapped
                 if kind == "block":
@@ -386,14 +408,17 @@ class _Outliner:
                     dims = list(launch.block)
                     dims[axis] = max(dims[axis], size)
                     launch.block = (dims[0], dims[1], dims[2])
-            if GPU_REDUCE in loop.attributes and mapped is not None:
-                red = _reduction(loop)
-                if red is not None:
-                    shared = _share_reduction(loop, mapped[1], mapped[2], red, launch)
-                    launch.shared.add(shared)
-                    launch.divergent.add(shared)
-                    continue
-                mapped = None  # not one reduction: a loop in every thread
+            if red is not None and mapped is not None:
+                split = _split(loop, red, entry)
+                if split is not None:
+                    launch.blocks[split[0]].append((orig, split[1]))
+                    launch.split[orig] = mapped[2]
+                shared = _share_reduction(
+                    loop, mapped[1], mapped[2], red, launch, split and split[0]
+                )
+                launch.shared.add(shared)
+                launch.divergent.add(shared)
+                continue
             new = _cyclic(loop, mapped)
             if mapped is not None and mapped[0] == "thread":
                 launch.thread_loops[new] = mapped[1]
@@ -417,7 +442,10 @@ class _Outliner:
             grid.append(self._grid_size(launch, axis, k, at))
         block = [_constant(n, at) for n in launch.block]
         call = gpu.LaunchFuncOp(
-            SymbolRefAttr(self._kernels().sym_name.data, [name]), grid, block, k.args
+            SymbolRefAttr(self._kernels().sym_name.data, [name]),
+            grid,
+            block,
+            k.args,
         )
         Rewriter.insert_op(call, at)
         for op in reversed(segment):
@@ -434,6 +462,9 @@ class _Outliner:
         if len(loops) > 1:
             return _constant(cap, at)
         ((loop, _),) = loops
+        # a reduction shared across blocks: no more blocks than give each
+        # thread MIN_PER_THREAD elements
+        per_block = launch.split[loop] * MIN_PER_THREAD if loop in launch.split else 1
         bounds = [
             self._host_value(v, k, at)
             for v in (loop.lowerBound[0], loop.upperBound[0], loop.step[0])
@@ -445,15 +476,20 @@ class _Outliner:
         known = [constant_index(v) for v in (lb, ub, step)]
         if all(c is not None for c in known):
             lo, hi, st = (c for c in known if c is not None)
-            return _constant(max(1, min(cap, -(-(hi - lo) // st))), at)
+            trips = -(-(hi - lo) // st) // per_block
+            return _constant(max(1, min(cap, trips)), at)
         ops: list[Operation] = [
             span := arith.SubiOp(ub, lb),
             trips := arith.CeilDivSIOp(span, step),
-            one := arith.ConstantOp.from_int_and_width(1, IndexType()),
-            capped := arith.MinSIOp(trips, _const_op(cap)),
+        ]
+        if per_block > 1:
+            ops += [per := _const_op(per_block), trips := arith.DivSIOp(trips, per)]
+        ops += [
+            limit := _const_op(cap),
+            capped := arith.MinSIOp(trips, limit),
+            one := _const_op(1),
             grid := arith.MaxSIOp(capped, one),
         ]
-        ops.insert(3, capped.operands[1].owner)  # type: ignore[arg-type]
         Rewriter.insert_op(ops, at)
         return grid.result
 
@@ -509,6 +545,9 @@ class _Launch:
     shared: set[Operation] = field(default_factory=set[Operation])
     #: ops whose stores each thread makes itself (not to be guarded)
     own_stores: set[Operation] = field(default_factory=set[Operation])
+    #: the shared reductions that blocks share too (`tc.gpu_split`; their
+    #: entries in `blocks`), with the threads of a block that share them
+    split: dict[Operation, int] = field(default_factory=dict[Operation, int])
 
 
 def _plan(
@@ -585,7 +624,7 @@ _IDENTITY: dict[str, float | int] = {
     "arith.minnumf": math.inf,
     "arith.addi": 0,
     "arith.muli": 1,
-    "arith.maxsi": -(2**31),
+    "arith.maxsi": -(2**31),  # (of the element's width: `_identity`)
     "arith.minsi": 2**31 - 1,
     "arith.maxui": 0,
     "arith.minui": -1,
@@ -622,10 +661,10 @@ def _for_chain(body: Block, block: Block | None) -> list[scf.ForOp] | None:
 
 
 def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
-    """The reduction when the body of `loop` is one reduction of a 32-bit
-    value (`S[i] = S[i] op x` with `i` defined outside the loop and nothing
-    else stored), possibly inside `scf.for`s of its own (each thread then
-    accumulates over them too); else None."""
+    """The reduction when the body of `loop` is one reduction of a number
+    of any type (`S[i] = S[i] op x` with `i` defined outside the loop and
+    nothing else stored), possibly inside `scf.for`s of its own (each thread
+    then accumulates over them too); else None."""
     body = loop.body.block
     writes = [
         o
@@ -643,7 +682,7 @@ def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
         or not isinstance(combine, Operation)
         or combine.name not in _IDENTITY
         or combine.parent_block() is not store.parent_block()
-        or store.value.type not in (f32, i32)
+        or not isinstance(store.value.type, IntegerType | AnyFloat)
         or any(not defined_outside(i, loop) for i in store.indices)
     ):
         return None
@@ -694,8 +733,59 @@ def _accumulate(block: Block, acc: SSAValue, red: _Reduction, depth: int) -> SSA
     return new.results[0]
 
 
+#: The combining ops of reductions that an atomic update can apply, and the
+#: `memref.atomic_rmw` kind that does (a product has none).
+_ATOMIC_KINDS: dict[str, str] = {
+    "arith.addf": "addf",
+    "arith.addi": "addi",
+    "arith.maximumf": "maximumf",
+    "arith.maxnumf": "maxnumf",
+    "arith.minimumf": "minimumf",
+    "arith.minnumf": "minnumf",
+    "arith.maxsi": "maxs",
+    "arith.minsi": "mins",
+    "arith.maxui": "maxu",
+    "arith.minui": "minu",
+}
+
+
+def _split(
+    loop: scf.ParallelOp, red: _Reduction, entry: Block
+) -> tuple[int, int] | None:
+    """The block axis and the most blocks of a shared reduction that the
+    blocks along that axis share too (`tc.gpu_split`, `tc.gpu_split_size`),
+    when atomic updates can combine their totals: the combine has one (not a
+    product), and the reduction is all the kernel writes, into a kernel
+    argument that nothing else in it touches (each block then finds the
+    result as the launch found it, initialised by an earlier kernel, and
+    nothing else runs once per block). Else None: one block per row."""
+    proc, size = loop.attributes.get(GPU_SPLIT), loop.attributes.get(GPU_SPLIT_SIZE)
+    if not isinstance(proc, StringAttr) or not isinstance(size, IntegerAttr):
+        return None
+    kind, _, axis = proc.data.partition("_")
+    if kind != "block" or axis not in AXES:
+        raise TCError(
+            f"convert-parallel-loops-to-gpu: unknown block axis '{proc.data}'"
+        )
+    array = red.store.memref
+    if (
+        red.combine.name not in _ATOMIC_KINDS
+        or not isinstance(array, BlockArgument)
+        or array.owner is not entry
+        or any(u.operation not in (red.load, red.store) for u in array.uses)
+        or any(_writes(o) for o in entry.walk() if o is not red.store and not o.regions)
+    ):
+        return None
+    return AXES.index(axis), size.value.data
+
+
 def _share_reduction(
-    loop: scf.ParallelOp, axis: int, size: int, red: _Reduction, launch: _Launch
+    loop: scf.ParallelOp,
+    axis: int,
+    size: int,
+    red: _Reduction,
+    launch: _Launch,
+    split: int | None = None,
 ) -> scf.ForOp:
     """Replace `loop` (one reduction, `_reduction`) by a loop in which each
     thread along `axis` accumulates every block_dim-th value in a register,
@@ -712,6 +802,12 @@ def _share_reduction(
     `size` threads along x share the reduction, more than a warp, each
     warp's total goes through shared memory to the first warp, which
     combines them with a second butterfly (`_across_warps`).
+
+    With `split` (a block axis, `_split`), the blocks along it share the
+    reduction too: thread `t` of block `b` starts at element
+    `b * block_dim + t` and steps by `grid_dim * block_dim`, and each
+    block's total goes into `S[i]` with an atomic update
+    (``memref.atomic_rmw addf %total, S[i]``).
     """
     at = InsertPoint.before(loop)
     load, combine, store = red.load, red.combine, red.store
@@ -719,9 +815,18 @@ def _share_reduction(
     init = _identity(combine, t)
     tid, cnt = gpu.ThreadIdOp(AXES[axis]), gpu.BlockDimOp(AXES[axis])
     step = loop.step[0]
-    lb = arith.AddiOp(loop.lowerBound[0], off := arith.MuliOp(tid, step))
-    st = arith.MuliOp(cnt, step)
-    Rewriter.insert_op([init, tid, cnt, off, lb, st], at)
+    first: list[Operation] = [init, tid, cnt]
+    index, count = tid.result, cnt.result
+    if split is not None:
+        bid, grid = gpu.BlockIdOp(AXES[split]), gpu.GridDimOp(AXES[split])
+        base = arith.MuliOp(bid, cnt)
+        glob = arith.AddiOp(base, tid)
+        total = arith.MuliOp(grid, cnt)
+        first += [bid, grid, base, glob, total]
+        index, count = glob.result, total.result
+    lb = arith.AddiOp(loop.lowerBound[0], off := arith.MuliOp(index, step))
+    st = arith.MuliOp(count, step)
+    Rewriter.insert_op([*first, off, lb, st], at)
     # the body: the old one accumulating in a register instead of S[i]
     body = loop.body.block
     acc = body.insert_arg(t, 1)
@@ -739,13 +844,23 @@ def _share_reduction(
     value = _butterfly(ops, new.results[0], WARP, combine, (load.res, x))
     if size > WARP:
         value = _across_warps(ops, value, size // WARP, combine, (load.res, x), launch)
-    old = memref.LoadOp.get(store_memref, store_indices)
-    total = combine.clone(value_mapper={load.res: old.res, x: value})
-    ops += [
-        old,
-        total,
-        memref.StoreOp.get(total.results[0], store_memref, store_indices),
-    ]
+    if split is not None:
+        kind = ATOMIC_RMW_KINDS.index(_ATOMIC_KINDS[combine.name])
+        ops.append(
+            memref.AtomicRMWOp.build(
+                operands=[value, store_memref, store_indices],
+                result_types=[t],
+                properties={"kind": IntegerAttr(kind, 64)},
+            )
+        )
+    else:
+        old = memref.LoadOp.get(store_memref, store_indices)
+        total = combine.clone(value_mapper={load.res: old.res, x: value})
+        ops += [
+            old,
+            total,
+            memref.StoreOp.get(total.results[0], store_memref, store_indices),
+        ]
     Rewriter.replace_op(loop, ops, new_results=[])
     return new
 
@@ -753,9 +868,14 @@ def _share_reduction(
 def _identity(combine: Operation, t: Attribute) -> arith.ConstantOp:
     """The identity of `combine` (one of `_IDENTITY`) as a constant of type `t`."""
     ident = _IDENTITY[combine.name]
-    if isinstance(t, Float32Type):
+    if isinstance(t, AnyFloat):
         return arith.ConstantOp(FloatAttr(float(ident), t))
     assert isinstance(t, IntegerType)
+    bits = t.width.data
+    ident = {
+        "arith.maxsi": -(2 ** (bits - 1)),
+        "arith.minsi": 2 ** (bits - 1) - 1,
+    }.get(combine.name, ident)
     return arith.ConstantOp(IntegerAttr(int(ident), t))
 
 
@@ -872,7 +992,9 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
 
     # A store runs in every thread whose loops reach it: along an axis with no
     # enclosing thread loop, only the thread at index 0 may write.
-    for store in [o for o in entry.walk() if isinstance(o, memref.StoreOp)]:
+    for store in [
+        o for o in entry.walk() if isinstance(o, memref.StoreOp | memref.AtomicRMWOp)
+    ]:
         covered: set[int] = set()
         parent = store.parent_op()
         if any(o in launch.own_stores for o in _ancestors(store)):

@@ -52,6 +52,12 @@ ATOMIC_BIN_OPS = (
     "fsub",
     "fmax",
     "fmin",
+    "uinc_wrap",
+    "udec_wrap",
+    "usub_cond",
+    "usub_sat",
+    "fmaximum",
+    "fminimum",
 )
 
 #: `ordering` of a relaxed atomic (LLVM's `monotonic`).

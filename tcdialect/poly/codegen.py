@@ -70,6 +70,10 @@ GPU_SIZE = "tc.gpu_size"
 #: A mapped loop over a reduction member (`thread_x` only): its threads
 #: share the reduction (`convert-parallel-loops-to-gpu`).
 GPU_REDUCE = "tc.gpu_reduce"
+#: A shared reduction's loop whose blocks share it too: the block axis
+#: (`block_x`, ...) and the most blocks along it.
+GPU_SPLIT = "tc.gpu_split"
+GPU_SPLIT_SIZE = "tc.gpu_split_size"
 
 _T = isl.ast_expr_op_type
 # islpy's stubs leave out the members named after Python keywords (`and_`,
@@ -326,6 +330,9 @@ class _Generator:
                 op.attributes[GPU_SIZE] = IntegerAttr(mapped.size, 64)
                 if mapped.reduce:
                     op.attributes[GPU_REDUCE] = UnitAttr()
+                if mapped.split is not None:
+                    op.attributes[GPU_SPLIT] = StringAttr(mapped.split)
+                    op.attributes[GPU_SPLIT_SIZE] = IntegerAttr(mapped.split_size, 64)
         else:
             op = affine.ForOp.from_region(
                 lops,

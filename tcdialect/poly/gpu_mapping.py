@@ -58,9 +58,16 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
 5. A band with no leading coincident member is not mapped (its nest runs
    in one thread), unless its first member walks reduction dimensions only
    (a whole-tensor reduction) and reductions are mapped (by default): then
-   the warps of one block share it (`/reduce` on `thread_x`, `_warps`). Combining the
-   partial results of several blocks (atomics or a second kernel) is not
-   done yet.
+   the warps of one block share it (`/reduce` on `thread_x`, `_warps`).
+6. Across blocks (`_split_blocks`): when a whole block per row (or for the
+   whole tensor) leaves the GPU's `fill` threads partly idle and each row
+   has `MIN_PER_THREAD` elements for every thread of two blocks, the
+   blocks along the next free grid axis share each row's reduction too
+   (`thread_x=1024/reduce/block_y=132`: as many blocks as fill the GPU, at
+   most `grid` along that axis); `convert-parallel-loops-to-gpu` combines
+   their totals with atomic updates. Those need the result initialised
+   before the kernel starts, so the statements that initialise it leave
+   the reduction's band for a nest of their own, first (`_separate_inits`).
 
 A mark is an isl mark node named ``map@<d>:<p>=<n>,...`` above a band whose
 first member is at schedule depth `d`: one `<p>=<n>` per member, `p` the
@@ -107,6 +114,10 @@ REGISTER_TILE = 4
 #: The threads that share a reduction member: one warp, so that the partial
 #: results combine with shuffles within it.
 WARP = 32
+#: The fewest elements of a reduction that each thread accumulates before a
+#: reduction is shared across blocks: a block's total costs a shuffle tree,
+#: a barrier and an atomic update, worth it only over several loads a thread.
+MIN_PER_THREAD = 8
 #: The fusion strategy when the options leave it to the mapper.
 DEFAULT_FUSION = "preserve3coincident"
 #: Threads in a block on every CUDA GPU.
@@ -140,6 +151,11 @@ class MemberMap:
     processor: str
     size: int
     reduce: bool = False
+    #: A reduction member shared across blocks too: the block axis
+    #: (`block_x`, ...) and the most blocks along it (`split_size`); the
+    #: blocks' totals meet in atomic updates of the result.
+    split: str | None = None
+    split_size: int = 0
 
 
 #: Marks a reduction member in a mark (`thread_x=32/reduce`).
@@ -147,10 +163,19 @@ REDUCE = "/reduce"
 
 
 def format_mark(depth: int, members: Sequence[MemberMap | None]) -> str:
-    parts = [
-        f"{m.processor}={m.size}{REDUCE if m.reduce else ''}" if m else "-"
-        for m in members
-    ]
+    """The mark's name: `map@<depth>:` and one part per member, `-` or
+    `<processor>=<size>`, then `/reduce` for a shared reduction and
+    `/<block axis>=<blocks>` when the blocks share it too
+    (`thread_x=1024/reduce/block_x=264`)."""
+    parts = []
+    for m in members:
+        if m is None:
+            parts.append("-")
+            continue
+        part = f"{m.processor}={m.size}{REDUCE if m.reduce else ''}"
+        if m.split is not None:
+            part += f"/{m.split}={m.split_size}"
+        parts.append(part)
     return f"{MAP_MARK}@{depth}:{','.join(parts)}"
 
 
@@ -162,10 +187,17 @@ def parse_mark(name: str) -> dict[str, MemberMap]:
     depth, members = name[len(MAP_MARK) + 1 :].split(":", 1)
     out: dict[str, MemberMap] = {}
     for i, part in enumerate(members.split(",")):
-        if part != "-":
-            reduce = part.endswith(REDUCE)
-            proc, size = part.removesuffix(REDUCE).split("=")
-            out[f"c{int(depth) + i}"] = MemberMap(proc, int(size), reduce)
+        if part == "-":
+            continue
+        first, *flags = part.split("/")
+        proc, size = first.split("=")
+        split, blocks = None, 0
+        for flag in flags:
+            if flag != REDUCE[1:]:
+                split, n = flag.split("=")
+                blocks = int(n)
+        reduce = REDUCE[1:] in flags
+        out[f"c{int(depth) + i}"] = MemberMap(proc, int(size), reduce, split, blocks)
     return out
 
 
@@ -350,10 +382,13 @@ def _map_band(
         if not (want and _reduces_along(node, 0, scop, reductions)):
             return node
         first = _split(node, 1)
-        threads = WARP * _warps([_member_extent(first, 0)], 0, mapping)
-        mark = format_mark(
-            first.get_schedule_depth(), [MemberMap("thread_x", threads, True)]
-        )
+        extents = [_member_extent(first, 0)]
+        warps = _warps(extents, 0, mapping)
+        member = MemberMap("thread_x", WARP * warps, True)
+        blocks = _split_blocks(extents, 0, warps, mapping, 0)
+        if blocks > 1:
+            member = MemberMap("thread_x", WARP * warps, True, "block_x", blocks)
+        mark = format_mark(first.get_schedule_depth(), [member])
         return first.insert_mark(isl.Id(mark)).child(0)
     if not node.band_get_permutable():
         return node
@@ -407,6 +442,7 @@ def _map_band(
     spans = [sizes[k] or (extents[k] or 0) for k in range(lead)]
     tiled = _tile(node, sizes)
     point = node
+    grid = 0
     if tiled is not None:
         # The tile band holds the tiled members; its outermost leading
         # coincident ones go to blocks (a grid size is always the option's:
@@ -434,10 +470,16 @@ def _map_band(
     # (several warps along x only while a block holds one row: the warps'
     # totals meet in one shared buffer per block)
     alone = few and all(span == 1 for span in spans)
-    threads = WARP * (_warps(extents, lead, mapping) if alone else 1)
-    mark = format_mark(
-        rest.get_schedule_depth(), [MemberMap("thread_x", threads, True)]
-    )
+    warps = _warps(extents, lead, mapping) if alone else 1
+    member = MemberMap("thread_x", WARP * warps, True)
+    # the next block axis after the rows' (`grid` of them) may share the
+    # row's reduction too
+    blocks = _split_blocks(extents, lead, warps, mapping, grid) if alone else 1
+    if blocks > 1:
+        member = MemberMap(
+            "thread_x", WARP * warps, True, f"block_{AXES[grid]}", blocks
+        )
+    mark = format_mark(rest.get_schedule_depth(), [member])
     return rest.insert_mark(isl.Id(mark)).child(0)
 
 
@@ -447,12 +489,89 @@ def _warps(extents: Sequence[int | None], lead: int, mapping: GpuMapping) -> int
     (the one the threads walk) has elements for, at most a block's worth;
     a power of two (their totals combine in a butterfly)."""
     rows = math.prod(e or 1 for e in extents[:lead])
-    walked = extents[lead] or WARP
+    walked = extents[lead] or MAX_THREADS  # (unknown: as long as a block)
     want = min(MAX_THREADS // WARP, mapping.fill // (rows * WARP), -(-walked // WARP))
     warps = 1
     while warps * 2 <= want:
         warps *= 2
     return warps
+
+
+def _split_blocks(
+    extents: Sequence[int | None],
+    lead: int,
+    warps: int,
+    mapping: GpuMapping,
+    axis: int,
+) -> int:
+    """The most blocks along grid `axis` that share each row's reduction
+    (besides the `warps` of each block): 1 unless a whole block per row
+    (`MAX_THREADS`) leaves the GPU's `fill` threads partly idle and the
+    row's reduction member has at least `MIN_PER_THREAD` elements for each
+    thread of two blocks (or an unknown extent); then as many blocks as
+    fill the GPU, at most `grid[axis]` (so `grid` tunes it, and a grid of
+    fewer axes has none to spare). `convert-parallel-loops-to-gpu` launches
+    fewer when the row is short, and combines the blocks' totals with
+    atomic updates."""
+    if warps * WARP < MAX_THREADS or axis >= len(mapping.grid):
+        return 1
+    rows = math.prod(e or 1 for e in extents[:lead])
+    walked = extents[lead]
+    if walked is not None and walked < 2 * MAX_THREADS * MIN_PER_THREAD:
+        return 1
+    return max(1, min(-(-mapping.fill // (rows * MAX_THREADS)), mapping.grid[axis]))
+
+
+def _separate_inits(
+    node: isl.ScheduleNode,
+    mapping: GpuMapping,
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> isl.ScheduleNode:
+    """Outermost band `node`, or a sequence above two copies of it: the
+    statements that initialise a reduction's result first, then the
+    reduction, when its rows are few and long enough for blocks to share
+    each row (`_split_blocks`: the GPU holds more than a block per row, and
+    a row has `MIN_PER_THREAD` elements for each thread of two blocks).
+    Blocks that share a row combine their totals with atomic updates, which
+    must find the result initialised: by a kernel of its own, launched
+    before. Only a band of one reduction and statements that write its
+    result without reading it qualifies."""
+    lead = _leading_coincident(node)
+    names = _statement_names(node)
+    red = [n for n in names if n in reductions]
+    if (
+        mapping.reductions is False
+        or mapping.tile is not None
+        or not 0 < lead < node.band_n_member()
+        or lead >= len(mapping.grid)
+        or len(red) != 1
+        or len(names) == 1
+        or not node.band_get_permutable()
+        or not _reduces_along(node, lead, scop, reductions)
+        or not _few_rows(node, lead, mapping)
+    ):
+        return node
+    stmt = scop.statements[red[0]]
+    (result,) = [a.array for a in stmt.accesses if a.op is stmt.store]
+    for name in names:
+        other = scop.statements[name]
+        if name != red[0] and any(
+            (a.array == result and a.op is not other.store)
+            or (a.op is other.store and a.array != result)
+            for a in other.accesses
+        ):
+            return node  # reads the result, or writes something else
+    extents = [_member_extent(node, k) for k in range(node.band_n_member())]
+    rows = math.prod(e or 1 for e in extents[:lead])
+    length = math.prod(e or 1 for e in extents[lead:])
+    if rows * MAX_THREADS >= mapping.fill or length < 2 * MAX_THREADS * MIN_PER_THREAD:
+        return node
+    domain = node.get_domain()
+    first = domain.subtract(isl.UnionSet.from_set(stmt.domain))
+    second = domain.intersect(isl.UnionSet.from_set(stmt.domain))
+    filters = isl.UnionSetList.alloc(node.get_ctx(), 2).add(first).add(second)
+    return node.insert_sequence(filters)
 
 
 def _sequential(
@@ -506,6 +625,9 @@ def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Sch
         unfused = _fused_schedule(scop, deps, context, "min", reductions)
         if not _sequential(unfused, scop, reductions):
             schedule = unfused
+    for path in reversed(_outer_bands(schedule.get_root(), [])):
+        node = _node(schedule, path)
+        schedule = _separate_inits(node, mapping, scop, reductions).get_schedule()
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
         schedule = _map_band(node, mapping, scop, reductions).get_schedule()

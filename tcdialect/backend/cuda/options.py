@@ -82,7 +82,9 @@ class CudaOptions:
     grid: blocks along x, y, z. Both mappings are cyclic: a loop longer than
         the grid or block is strip-mined over it; the launch is tightened to
         the iterations that exist. The default is CUDA's limits: a block
-        per tile.
+        per tile. The grid also caps the blocks that share a long reduction
+        along the first axis its rows leave free (`grid=(1,)`: one block
+        per reduction, combined without atomics, so run to run identical).
     unroll: copies of the body of each innermost loop of a kernel
         (`unroll-inner-loops`, at most 16; 1: none).
     use_shared_memory, use_private_memory: promote reused tiles to shared
@@ -116,7 +118,10 @@ class CudaOptions:
         which combine their partial results with shuffles (TC's CUB
         BlockReduce); None (the default) does so where a nest has a single
         parallel loop (row reductions such as softmax's), where the other
-        threads would otherwise idle.
+        threads would otherwise idle. A long whole-tensor reduction, or a
+        few long rows, get a block of 1024 threads each, and several
+        blocks with atomic updates when one per row leaves the GPU idle
+        (`+ max min`, every element type).
     specialize: compile sizes in as constants (one compile per shape); False
         makes sizes kernel arguments and computes the grid on the host.
     arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).

@@ -3,8 +3,7 @@
 // identity), a butterfly of five xor shuffles, and S[n] = S[n] + total in the
 // thread with x index 0 (the last combine and the load move into that
 // thread's scf.if too). A
-// marked loop whose body is not one reduction runs in every thread along x,
-// its store in the thread with x index 0 only.
+// marked loop whose body is not one reduction runs in one thread along x.
 // RUN: tc-opt %s -p convert-parallel-loops-to-gpu | filecheck %s
 
 // CHECK-LABEL: gpu.func @rowsum_k0
@@ -43,14 +42,16 @@ func.func @rowsum(%I: memref<?x?xf32>, %S: memref<?xf32>, %N: index, %D: index) 
   func.return
 }
 
-// Not one reduction (it also writes O): a loop in every thread along x.
+// Not one reduction (it also writes O): a loop in one thread along x (the
+// block has none along x), whose stores need no guard.
 // CHECK-LABEL: gpu.func @mixed_k0
+// CHECK-SAME:    known_block_size = array<i32: 1, 8, 1>
 // CHECK-NOT:     gpu.shuffle
 // CHECK:         scf.for %d = %{{.*}} to %D step %{{.*}} {
-// CHECK:           scf.if
-// CHECK-NEXT:        memref.store %{{.*}}, %O[%n, %d]
-// CHECK:           scf.if
-// CHECK:             memref.store %{{.*}}, %S[%n]
+// CHECK-NEXT:      memref.load %I[%n, %d]
+// CHECK-NEXT:      memref.store %{{.*}}, %O[%n, %d]
+// CHECK-NOT:       scf.if
+// CHECK:           memref.store %{{.*}}, %S[%n]
 func.func @mixed(%I: memref<?x?xf32>, %O: memref<?x?xf32>, %S: memref<?xf32>, %N: index, %D: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

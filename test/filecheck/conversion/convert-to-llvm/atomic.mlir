@@ -4,7 +4,8 @@
 // other thread runs (the CPU keeps scatter nests sequential), a plain load,
 // add and store, which LLVM vectorises; in a body that tcrt.parallel_for
 // calls (and in what it calls), llvm.atomicrmw: `fadd` for addf, `add` for
-// addi, relaxed (monotonic).
+// addi, `fmaximum` for maximumf (a GPU reduction shared across blocks),
+// relaxed (monotonic).
 
 func.func @sequential(%A: memref<?xf32>, %N: memref<4xi64>, %i: index, %v: f32, %n: i64) {
   %0 = "memref.atomic_rmw"(%v, %A, %i) <{kind = 0 : i64}> : (f32, memref<?xf32>, index) -> f32
@@ -34,10 +35,12 @@ func.func private @scatter_par0(%begin: index, %end: index, %A: memref<?xf32>, %
   %x = memref.load %Idx[%begin] : memref<?xi32>
   %i = arith.index_cast %x : i32 to index
   %old = "memref.atomic_rmw"(%one, %A, %i) <{kind = 0 : i64}> : (f32, memref<?xf32>, index) -> f32
+  %top = "memref.atomic_rmw"(%one, %A, %i) <{kind = 4 : i64}> : (f32, memref<?xf32>, index) -> f32
   func.return
 }
 
 // CHECK-LABEL: llvm.func internal @scatter_par0(
 // CHECK:         [[P:%[0-9]+]] = llvm.getelementptr inbounds %A{{.*}}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    %old = llvm.atomicrmw fadd [[P]], %{{.*}} monotonic : !llvm.ptr, f32
+// CHECK:         %top = llvm.atomicrmw fmaximum %{{.*}}, %{{.*}} monotonic : !llvm.ptr, f32
 
