@@ -69,6 +69,12 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    before the kernel starts, so the statements that initialise it leave
    the reduction's band for a nest of their own, first (`_separate_inits`).
 
+The point loops keep the order of the outer schedule. `affine-gpu-map`
+then reschedules them inside each tile when `mapping.intra_fusion` is set
+and differs from the outer strategy (TC's intra-tile fusion,
+`tcdialect.poly.intra_tile.reschedule_tiles`), each new nest marked for
+threads as in 3.
+
 A mark is an isl mark node named ``map@<d>:<p>=<n>,...`` above a band whose
 first member is at schedule depth `d`: one `<p>=<n>` per member, `p` the
 processor (`block_x`, ..., `thread_z`, or `-` for none) and `n` the grid or
@@ -141,6 +147,9 @@ class GpuMapping:
     #: The threads resident on the whole GPU (SMs x threads per SM): a band
     #: with fewer rows than a warp each would fill has its reduction shared.
     fill: int = 132 * 2048
+    #: The fusion strategy inside a tile (`tcdialect.poly.intra_tile`);
+    #: None, or the outer one: the point loops keep the outer order.
+    intra_fusion: str | None = None
 
 
 @dataclass(frozen=True)

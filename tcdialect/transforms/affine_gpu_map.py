@@ -26,7 +26,17 @@ coincident member and 0 for the rest), `block` (threads along x, y, z:
 `block=32,8`), `grid` (blocks along x, y, z: `grid=256,256`; by default a block per tile),
 `reductions` (`true`, `false`: map a reduction member to a warp of threads
 along x, marked `tc.gpu_reduce`; unset: where a band has a single parallel
-member).
+member), `intra-tile-fusion` (`max`, `preserve3coincident`, `min`; unset:
+the point loops keep the outer order): when it differs from `fusion` (from
+`preserve3coincident` when `fusion` is unset), the point loops of each tile
+are rescheduled with it (`tcdialect.poly.intra_tile`: not where a tile loop
+that runs in order in the block would then carry a value from one thread
+to another); with `min`, statements fused outside get thread nests of
+their own, one after the other in the block's loop::
+
+    "affine.parallel"(...) ({ ^bb0(%c0: index):      // "block_x"
+      "affine.parallel"(...) ({ ... B[%i, %j] = ... }) // "thread_y", "thread_x"
+      "affine.parallel"(...) ({ ... C[%i, %j] = ... }) // "thread_y", "thread_x"
 
 Example: `C(m, n) +=! A(m, r_k) * B(r_k, n)` with the defaults::
 
@@ -52,6 +62,7 @@ from tcdialect.backend.cuda.options import MAX_GRID, CudaOptions
 from tcdialect.diagnostics import TCError
 from tcdialect.poly.codegen import regenerate
 from tcdialect.poly.gpu_mapping import GpuMapping, map_schedule
+from tcdialect.poly.intra_tile import reschedule_tiles
 from tcdialect.poly.schedule import FUSIONS, schedule_context, tile_sizes
 from tcdialect.poly.scop import dependences, error_flag_arrays, extract_scop
 from tcdialect.transforms.affine_isl_schedule import (
@@ -74,6 +85,8 @@ class AffineGpuMapPass(ModulePass):
     #: Threads resident on the whole GPU (from the `TargetInfo`: SMs x
     #: threads per SM; the generic GPU's by default).
     fill: int = 132 * 2048
+    #: The fusion strategy inside a tile; None: the outer one's order.
+    intra_tile_fusion: str | None = None
 
     @classmethod
     def from_options(cls, options: CudaOptions, info: TargetInfo) -> AffineGpuMapPass:
@@ -84,14 +97,19 @@ class AffineGpuMapPass(ModulePass):
             options.grid,
             options.match_library_calls,
             info.cores * info.limits.get("max_threads_per_sm", 2048),
+            options.intra_tile_fusion,
         )
 
     def mapping(self) -> GpuMapping:
-        if self.fusion is not None and self.fusion not in FUSIONS:
-            raise TCError(
-                f"affine-gpu-map: unknown fusion '{self.fusion}' "
-                f"(expected one of {', '.join(FUSIONS)})"
-            )
+        for option, fusion in (
+            ("fusion", self.fusion),
+            ("intra-tile-fusion", self.intra_tile_fusion),
+        ):
+            if fusion is not None and fusion not in FUSIONS:
+                raise TCError(
+                    f"affine-gpu-map: unknown {option} '{fusion}' "
+                    f"(expected one of {', '.join(FUSIONS)})"
+                )
         # CudaOptions validates block and grid against the CUDA limits.
         opts = CudaOptions(
             tile=tile_sizes(None if self.tile is None else tuple(self.tile)),
@@ -99,7 +117,13 @@ class AffineGpuMapPass(ModulePass):
             grid=tuple(self.grid),
         )
         return GpuMapping(
-            self.fusion, opts.tile, opts.block, opts.grid, self.reductions, self.fill
+            self.fusion,
+            opts.tile,
+            opts.block,
+            opts.grid,
+            self.reductions,
+            self.fill,
+            self.intra_tile_fusion,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -123,7 +147,7 @@ def _map(fn: func.FuncOp, mapping: GpuMapping) -> str | None:
     # Atomic updates of one kind commute on the GPU (a scatter's threads add
     # with `atom.global.add`), unlike in `affine-isl-schedule`'s model.
     deps = dependences(scop, error_flag_arrays(fn, scop), commuting_atomics=True).all
-    schedule = map_schedule(scop, deps, mapping)
+    schedule = reschedule_tiles(map_schedule(scop, deps, mapping), scop, deps, mapping)
     try:
         regenerate(fn, scop, schedule, schedule_context(scop))
     except TCError:

@@ -66,9 +66,15 @@ class CudaOptions:
         the whole definition and inside a tile ("max", "preserve3coincident",
         "min"). `outer_fusion` None (the default) lets the mapper choose:
         "preserve3coincident", or "min" where that fusion would leave a
-        loop running in order in one thread (poly/gpu_mapping.py). The point loops are not rescheduled yet: they keep the
-        outer schedule's order whatever `intra_tile_fusion` says (TC too
-        skips the rescheduling when both are equal, as they are by default).
+        loop running in order in one thread (poly/gpu_mapping.py). When
+        `intra_tile_fusion` differs from the outer strategy (for None, from
+        "preserve3coincident"), the point loops inside each tile are
+        rescheduled with it (poly/intra_tile.py; not where a tile loop that
+        runs in order in the block would then carry a value between
+        threads): "min" gives each statement thread loops of its own, one
+        nest after the other in the block. When both are equal, as
+        they are by default, the point loops keep the outer order (TC too
+        skips the rescheduling then).
     tile: tile sizes of the outermost band's members (0 = that member is not
         tiled); the tile loops go to blocks, the point loops to threads.
         None (the default) lets the mapper choose from the problem: 32 for
