@@ -13,7 +13,13 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    reduction dimensions: softmax's row maximum and `exp` over the row) and
    no fusion (`min`) has no such loop: then `min`, whose separate nests map
    the row onto threads. (The CPU keeps the fused order: one core walks a
-   row anyway, and it stays in cache.)
+   row anyway, and it stays in cache.) When those nests all start with the
+   same rows and depend on each other only within a row, and the rows are
+   enough for a block each to fill the GPU, the rows become one band over
+   the nests instead (`_fuse_rows`), on blocks, and each nest of a row runs
+   on the block's threads in turn (`_map_rows`): softmax in one kernel that
+   reads each row from memory once, not six kernels that read the tensor
+   again each time.
 2. Each outermost band is tiled with `mapping.tile` (member `k` by `tile[k]`,
    0 = not tiled), or, when `tile` is None, the innermost `len(block)`
    leading coincident members (those that go to threads) by `DEFAULT_TILE`,
@@ -95,6 +101,7 @@ from tcdialect.backend.cuda.options import MAX_GRID
 from tcdialect.poly.schedule import (
     _band_members,
     _fuse,
+    _items,
     _member_extent,
     _node,
     _outer_bands,
@@ -583,6 +590,122 @@ def _separate_inits(
     return node.insert_sequence(filters)
 
 
+def _fuse_rows(
+    schedule: isl.Schedule, deps: isl.UnionMap, mapping: GpuMapping
+) -> isl.Schedule | None:
+    """The unfused `schedule` (a sequence of nests) with the outer members
+    that every nest starts with (its first `k` leading coincident ones, the
+    same rows: softmax's `n`, layer normalisation's `t, b`) made one band
+    above the sequence, when every dependence stays within a row (each row's
+    nests then run in order, one row after another or at once) and the rows
+    are enough for a block each to fill the GPU (`fill` threads, blocks of
+    `_row_threads`); else None. Each row's reductions and element-wise
+    nests then run in one kernel, one block per row (`_map_rows`), where the
+    row's data is still in cache, instead of a kernel per nest that reads
+    the whole tensor again."""
+    seq = schedule.get_root().child(0)
+    if (
+        seq.get_type() != isl.schedule_node_type.sequence
+        or seq.n_children() < 2
+        or any(
+            seq.child(i).child(0).get_type() != isl.schedule_node_type.band
+            for i in range(seq.n_children())
+        )
+    ):
+        return None
+    bands = [seq.child(i).child(0) for i in range(seq.n_children())]
+    k = min(_leading_coincident(b) for b in bands)
+    if k == 0:
+        return None
+    rows: list[isl.UnionPwAff] = []
+    for j in range(k):
+        upa = bands[0].band_get_partial_schedule().get_union_pw_aff(j)
+        for b in bands[1:]:
+            upa = upa.union_add(b.band_get_partial_schedule().get_union_pw_aff(j))
+        rows.append(upa)
+    space = bands[0].band_get_partial_schedule().get_space()
+    space = space.drop_dims(isl.dim_type.set, k, space.dim(isl.dim_type.set) - k)
+    members = isl.UnionPwAffList.alloc(seq.get_ctx(), k)
+    for upa in rows:
+        members = members.add(upa)
+    partial = isl.MultiUnionPwAff.from_union_pw_aff_list(space, members)
+    as_map = isl.UnionMap.from_multi_union_pw_aff(partial)
+    moved = deps.apply_domain(as_map).apply_range(as_map).deltas()
+    for delta in _items(moved.get_set_list()):
+        zero = isl.Set.universe(delta.get_space())
+        for j in range(k):
+            zero = zero.fix_dim_si(j, 0)
+        if not delta.is_subset(zero):
+            return None
+    extents = [_member_extent(bands[0], j) for j in range(k)]
+    if any(e is None for e in extents):
+        return None
+    count = math.prod(e for e in extents if e is not None)
+    if count * _row_threads(mapping) < mapping.fill:
+        return None
+    for i in range(seq.n_children()):
+        band = seq.child(i).child(0)
+        band = _split(band, k).delete()
+        seq = band.parent().parent()
+    band = seq.insert_partial_schedule(partial)
+    band = band.band_set_permutable(1)
+    for j in range(k):
+        band = band.band_member_set_coincident(j, 1)
+    return band.get_schedule()
+
+
+def _row_threads(mapping: GpuMapping) -> int:
+    """Threads of a block that walks one row (`_map_rows`): the block's
+    (`math.prod(block)`, 256 by default) as a power of two, at least a warp:
+    the reductions' butterflies want one."""
+    threads = WARP
+    while threads * 2 <= min(MAX_THREADS, math.prod(mapping.block)):
+        threads *= 2
+    return threads
+
+
+def _map_rows(
+    node: isl.ScheduleNode,
+    mapping: GpuMapping,
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> isl.ScheduleNode:
+    """Mark the row band `node` of `_fuse_rows` for blocks (a block per row,
+    cyclic over the grid) and a member of each nest below it for the
+    block's `_row_threads` threads along x: in a nest that walks reduction
+    dimensions only, the innermost of them (moved first: the unit-stride
+    subscript, whose loads coalesce), which the threads share (`/reduce`);
+    in an element-wise nest, the innermost of its leading coincident
+    members, each thread its own elements. Nests run one after the other in
+    the block; `convert-parallel-loops-to-gpu` puts the barriers between
+    them."""
+    k = node.band_n_member()
+    node = _mark(node, "block", [0] * k, mapping.grid)
+    if node.get_type() == isl.schedule_node_type.mark:
+        node = node.child(0)
+    threads = _row_threads(mapping)
+    seq = node.child(0)
+    for i in range(seq.n_children()):
+        inner = seq.child(i).child(0)
+        if inner.get_type() != isl.schedule_node_type.band:
+            continue
+        m = inner.band_n_member()
+        lead = _leading_coincident(inner)
+        if all(_reduces_along(inner, j, scop, reductions) for j in range(m)):
+            if m > 1:
+                inner = _permute(inner, [m - 1, *range(m - 1)])
+            member = MemberMap("thread_x", threads, True)
+            inner = _split(inner, 1)
+            mark = format_mark(inner.get_schedule_depth(), [member])
+            inner = inner.insert_mark(isl.Id(mark)).child(0)
+        elif lead:
+            inner = _mark(_split(inner, lead), "thread", [0] * lead, (threads,))
+        else:
+            continue
+        seq = inner.parent().parent().parent()
+    return seq
+
+
 def _sequential(
     schedule: isl.Schedule, scop: Scop, reductions: dict[str, Reduction]
 ) -> bool:
@@ -633,6 +756,10 @@ def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Sch
     if mapping.fusion is None and _sequential(schedule, scop, reductions):
         unfused = _fused_schedule(scop, deps, context, "min", reductions)
         if not _sequential(unfused, scop, reductions):
+            rows = _fuse_rows(unfused, deps, mapping)
+            if rows is not None and mapping.reductions is not False:
+                node = _node(rows, [0])
+                return _map_rows(node, mapping, scop, reductions).get_schedule()
             schedule = unfused
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)

@@ -6,9 +6,10 @@ kernel gets one option set drawn from its name (`random_options`): tiles
 that do not divide the loops (and untiled members), blocks larger than the
 work and blocks of odd sizes, grids smaller than the tiles (the cyclic
 mapping strides over them), every fusion strategy, reductions shared by a
-warp or kept in each thread, memory promotion on and off, and specialised or
-generic sizes. The kernel runs at its largest catalog size whose outputs
-have at most 4096 elements, so that tiles are cut at the boundary.
+warp or kept in each thread, memory promotion on and off, specialised or
+generic sizes, and every intra-tile fusion strategy. The kernel runs at its
+largest catalog size whose outputs have at most 4096 elements, so that
+tiles are cut at the boundary.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def random_options(rng: np.random.Generator) -> CudaOptions:
         use_shared_memory=bool(rng.random() < 0.5),
         use_private_memory=bool(rng.random() < 0.5),
         specialize=bool(rng.random() < 0.7),
+        intra_tile_fusion=pick(FUSIONS),
     )
 
 
@@ -69,7 +71,12 @@ def _params() -> list[Any]:
 
 def test_random_options_are_varied() -> None:
     drawn = [p.values[2] for p in _params()]
-    for field in ("outer_fusion", "match_library_calls", "specialize"):
+    for field in (
+        "outer_fusion",
+        "intra_tile_fusion",
+        "match_library_calls",
+        "specialize",
+    ):
         assert len({getattr(o, field) for o in drawn}) > 1, field
     assert any(o.tile is None for o in drawn)
     assert any(o.tile and 0 in o.tile for o in drawn)
