@@ -11,7 +11,7 @@ after its pass:
 - `convert_affine_to_scf` (`convert-affine-to-scf`): affine → scf/arith/memref;
 - `convert_parallel_loops_to_gpu` (`convert-parallel-loops-to-gpu`): loop
   nests with block/thread-mapped `scf.parallel`s → `gpu.func` kernels and
-  `gpu.launch_func`s;
+  `gpu.launch_func`s (their dynamic shared memory: `gpu_dynamic_shared`);
 - `convert_gpu_to_nvvm` (`convert-gpu-to-nvvm`): the `gpu` ops of kernels →
   `nvvm` ops;
 - `convert_to_llvm/` (`convert-to-llvm`): func, cf, arith, math, memref,

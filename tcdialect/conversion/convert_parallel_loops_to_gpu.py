@@ -69,7 +69,10 @@ The launch: the block size along each axis is the largest `tc.gpu_size` of
 the thread loops of that axis (1 without any: `known_block_size` records it);
 the grid size along an axis is the block loop's iteration count, computed on
 the host from its bounds when they depend on host values only, capped by its
-`tc.gpu_size` (the `grid` option); else the cap. Example::
+`tc.gpu_size` (the `grid` option); else the cap. Shared buffers with
+dynamic extents (dynamic shared memory, `gpu_dynamic_shared`) move to the
+kernel's entry block, and the launch passes their bytes, computed on the
+host, as `dynamic_shared_memory_size`. Example::
 
     scf.parallel (%i) = (%c0) to (%n) step (%c1) {   // tc.gpu_processor = "thread_x"
       memref.store %x, %A[%i] : memref<?xf32>        // tc.gpu_size = 128
@@ -117,6 +120,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable, is_side_effect_free
 
+from tcdialect.conversion.gpu_dynamic_shared import (
+    dynamic_allocas,
+    hoist,
+    launch_bytes,
+)
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu, nvvm
 from tcdialect.dialects.memref import ATOMIC_RMW_KINDS
@@ -427,6 +435,7 @@ class _Outliner:
 
         name = f"{self.fn.sym_name.data}_k{self.count}"
         self.count += 1
+        hoist(entry, name)
         kernel = gpu.FuncOp(
             name,
             FunctionType.from_lists([a.type for a in entry.args], []),
@@ -441,11 +450,16 @@ class _Outliner:
         for axis in range(3):
             grid.append(self._grid_size(launch, axis, k, at))
         block = [_constant(n, at) for n in launch.block]
+        allocas = dynamic_allocas(segment)
+        smem = None
+        if allocas:
+            smem = launch_bytes(allocas, lambda v: self._host_value(v, k, at), at, name)
         call = gpu.LaunchFuncOp(
             SymbolRefAttr(self._kernels().sym_name.data, [name]),
             grid,
             block,
             k.args,
+            smem,
         )
         Rewriter.insert_op(call, at)
         for op in reversed(segment):

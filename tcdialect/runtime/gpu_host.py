@@ -30,7 +30,9 @@ arguments' handles); `index` and integer values are Python ints, floats
 NumPy scalars, computed with the reference interpreter's semantics of
 `arith` and `math`. Every launch is
 checked before the device sees it: grid and block sizes non-negative and
-within CUDA's limits, the block equal to the kernel's `known_block_size`.
+within CUDA's limits, the block equal to the kernel's `known_block_size`;
+the launch's `dynamic_shared_memory_size` (bytes, 0 without one) goes to
+the device, which checks it against its limit.
 A launch with an empty grid or block does nothing (CUDA cannot launch one;
 the host code asks for one when a size is 0). Anything else in the host
 function is a `TCError` when the program is made, naming the op.
@@ -78,10 +80,18 @@ class Device(Protocol):
         ...
 
     def launch(
-        self, kernel: KernelOp, grid: Dim3, block: Dim3, args: list[Any]
+        self,
+        kernel: KernelOp,
+        grid: Dim3,
+        block: Dim3,
+        args: list[Any],
+        shared: int = 0,
     ) -> None:
-        """Run `kernel` on `grid` blocks of `block` threads; `args` are its
-        arguments (buffer handles and ints), in order. Returns when it is done."""
+        """Run `kernel` on `grid` blocks of `block` threads with `shared`
+        bytes of dynamic shared memory per block; `args` are its arguments
+        (buffer handles and ints), in order. Returns when it is done. A
+        request for more shared memory than a block may have is a `TCError`
+        naming the kernel."""
         ...
 
 
@@ -164,11 +174,6 @@ class HostProgram:
                 raise TCError(
                     f"internal error: {where} launches {ref}, which is not a kernel "
                     "of the module"
-                )
-            if op.dynamicSharedMemorySize is not None:
-                raise TCError(
-                    f"internal error: {where} launches @{path[-1]} with dynamic "
-                    "shared memory, which the GPU targets do not use"
                 )
             self.kernels[op] = kernel
             return
@@ -255,6 +260,15 @@ class HostProgram:
                 f"internal error: @{self.entry} launches kernel @{name} with a "
                 f"block of {block} but the kernel's known_block_size is {known}"
             )
+        shared = 0
+        if op.dynamicSharedMemorySize is not None:
+            shared = int(env[op.dynamicSharedMemorySize])
+            if shared < 0:
+                raise TCError(
+                    f"internal error: @{self.entry} launches kernel @{name} with "
+                    f"{shared} bytes of dynamic shared memory"
+                )
         if threads == 0 or 0 in grid:
             return
-        device.launch(kernel, grid, block, [env[v] for v in op.kernelOperands])
+        args = [env[v] for v in op.kernelOperands]
+        device.launch(kernel, grid, block, args, shared)

@@ -101,8 +101,10 @@ class CudaOptions:
         `use_shared_memory` None (the default) promotes only the slices of a
         reduction that a block streams through a tile loop running more than
         once (matmul's `r_k` tiles): where the copies and barriers pay;
-        True promotes every reused or uncoalesced tile. TC's presets keep
-        TC's default, both off.
+        True promotes every reused or uncoalesced tile, also those whose
+        size is a run-time value (specialize=False, an untiled member), in
+        dynamic shared memory at the sizes where they fit the budget.
+        TC's presets keep TC's default, both off.
     unroll_copy_shared: with `unroll` > 1, unroll the copies into shared
         memory too (`unroll-inner-loops{copies}`); off, they stay rolled.
     max_shared_memory: the shared-memory budget per block in bytes (None:

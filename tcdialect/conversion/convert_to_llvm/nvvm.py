@@ -21,7 +21,8 @@ memory (`!llvm.ptr<1>`) unless in memory space 3 (`type_converter.CUDA_SPACES`).
       ...
       %s = llvm.mlir.addressof @__wg_k_0 : !llvm.ptr<3>
 
-  Its shape must be static (there is no dynamic shared memory). Other
+  One with dynamic extents is dynamic shared memory, a part of the
+  extern array `@__dynamic_shmem` (`dynamic_shared`). Other
   allocas (private to each thread) are `llvm.alloca`s as in `memref`, but
   16-byte aligned (a GPU thread's stack is small; `memref` aligns static
   CPU buffers to 64 bytes for AVX-512);
@@ -34,6 +35,7 @@ from xdsl.dialects import llvm, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, i64
 from xdsl.ir import Attribute, Operation
 
+from tcdialect.conversion.convert_to_llvm.dynamic_shared import lower_dynamic_shared
 from tcdialect.conversion.convert_to_llvm.func_cf import lower_return
 from tcdialect.conversion.convert_to_llvm.lowering import (
     FunctionLowering,
@@ -77,7 +79,10 @@ def lower_device_alloca(lw: FunctionLowering, op: Operation) -> None:
     if memory_space(t) != SHARED_SPACE:
         _private_alloca(lw, op, t)
         return
-    if op.dynamic_sizes or op.symbol_operands:
+    if op.dynamic_sizes:
+        lower_dynamic_shared(lw, op)  # a part of `@__dynamic_shmem`
+        return
+    if op.symbol_operands:
         raise err(op, f"unsupported dynamic shape of shared memory {t}")
     ptr_type = memref_pointer(t, op, CUDA_SPACES)
     elem = scalar_type(t.get_element_type(), op)

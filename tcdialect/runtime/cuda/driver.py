@@ -82,7 +82,17 @@ def _libcuda() -> ctypes.CDLL:
     lib.cuStreamSynchronize.argtypes = [p]
     lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(p)]
     lib.cuGetErrorName.argtypes = [i, ctypes.POINTER(ctypes.c_char_p)]
+    lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(i), i, p]
+    lib.cuFuncSetAttribute.argtypes = [p, i, i]
     return lib
+
+
+#: `CUfunction_attribute`s: the static shared memory of a kernel, and the
+#: most dynamic shared memory a launch of it may ask for.
+SHARED_SIZE_BYTES = 1
+MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+#: Shared memory a block may have without opting in (every GPU since sm_20).
+DEFAULT_SHARED_MEMORY = 48 * 1024
 
 
 def error_name(lib: ctypes.CDLL, code: int) -> str:
@@ -209,6 +219,35 @@ class CudaDevice:
             )
             functions[name] = fn
         return LoadedModule(handle, functions, "cubin" if cubin else "ptx")
+
+    def allow_dynamic_shared(
+        self, function: ctypes.c_void_p, name: str, nbytes: int
+    ) -> None:
+        """Let kernel `name` (`function`) be launched with `nbytes` of
+        dynamic shared memory: a `TCError` when its static and dynamic shared
+        memory together exceed the device's opt-in limit; above the default
+        48 KiB, the kernel opts in (pycuda's
+        `function.set_attribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, n)`)."""
+        static = ctypes.c_int()
+        self.check(
+            self.lib.cuFuncGetAttribute(
+                ctypes.byref(static), SHARED_SIZE_BYTES, function
+            ),
+            f"cuFuncGetAttribute({name})",
+        )
+        if static.value + nbytes > self.max_shared_optin:
+            raise TCError(
+                f"kernel @{name} is launched with {nbytes} bytes of dynamic shared "
+                f"memory per block, on top of its {static.value} static bytes; a "
+                f"block may have {self.max_shared_optin} on {self.name}"
+            )
+        if static.value + nbytes > DEFAULT_SHARED_MEMORY:
+            self.check(
+                self.lib.cuFuncSetAttribute(
+                    function, MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
+                ),
+                f"cuFuncSetAttribute({name}, MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+            )
 
     # ---------------------------------------------------------------- memory
 

@@ -7,7 +7,8 @@ still at the `gpu` stage, is `gpu_host.HostProgram`'s to interpret.
 
 A plan (one shape key) interprets the host function once, against a
 recording device, into a list of steps — stream-ordered allocations and
-frees of temporaries, and launches with their grid, block and a prepared
+frees of temporaries, and launches with their grid, block, dynamic shared
+memory (the kernel opts in to more than 48 KiB then) and a prepared
 argument block whose buffer slots are filled in at each call. A call then
 only fills the slots and launches: no IR is looked at, no argument is
 parsed twice (pycuda's "prepared call", done with the driver's
@@ -132,11 +133,13 @@ class _Launch:
     values: list[Any]
     #: (slot, buffer index) of each pointer argument.
     slots: list[tuple[ctypes.c_uint64, int]]
+    #: bytes of dynamic shared memory per block
+    shared: int = 0
     #: cuLaunchKernel's arguments before the stream.
     head: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
-        self.head = (self.function, *self.grid, *self.block, 0)
+        self.head = (self.function, *self.grid, *self.block, self.shared)
 
     def describe(self) -> str:
         return f"kernel @{self.name} (grid {self.grid}, block {self.block})"
@@ -189,7 +192,12 @@ class _Recorder:
         self.steps.append(_Free(buffer.index))
 
     def launch(
-        self, kernel: KernelOp, grid: Dim3, block: Dim3, args: list[Any]
+        self,
+        kernel: KernelOp,
+        grid: Dim3,
+        block: Dim3,
+        args: list[Any],
+        shared: int = 0,
     ) -> None:
         name = kernel.sym_name.data
         types = self.launcher.operand_types[name]
@@ -221,7 +229,11 @@ class _Recorder:
             *(ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values)
         )
         function = self.launcher.module.functions[name]
-        self.steps.append(_Launch(name, function, grid, block, params, values, slots))
+        if shared:
+            self.launcher.device.allow_dynamic_shared(function, name, shared)
+        self.steps.append(
+            _Launch(name, function, grid, block, params, values, slots, shared)
+        )
 
 
 @dataclass

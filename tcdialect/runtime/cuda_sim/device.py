@@ -6,7 +6,9 @@ runs a kernel over its grid in chunks of whole blocks, at most `max_lanes`
 threads at a time (at least one block): the blocks are taken in a shuffled
 order, seeded by the device's seed and the kernel's name, so a result that
 depends on the order of blocks does not hide behind the natural one, yet
-every run is the same. Each chunk runs in lockstep
+every run is the same. A block's static and dynamic shared memory together
+may be `max_shared_memory` bytes (the budget of `affine-gpu-promote`):
+a launch that asks for more is a `TCError` naming the kernel. Each chunk runs in lockstep
 (`interpreter.KernelRun`); the race checker of global memory sees the whole
 launch.
 """
@@ -33,7 +35,7 @@ Array = np.ndarray[Any, Any]
 
 #: The most threads one chunk runs in lockstep.
 MAX_LANES = 1 << 14
-#: Static shared memory per block on every CUDA GPU since sm_20.
+#: Shared memory per block on every CUDA GPU since sm_20 (without opting in).
 MAX_SHARED_MEMORY = 48 * 1024
 
 
@@ -72,10 +74,22 @@ class SimDevice:
         pass  # NumPy frees it with its last reference
 
     def launch(
-        self, kernel: KernelOp, grid: Dim3, block: Dim3, args: list[Any]
+        self,
+        kernel: KernelOp,
+        grid: Dim3,
+        block: Dim3,
+        args: list[Any],
+        shared: int = 0,
     ) -> None:
         prepared = self.prepare(kernel)
         name = prepared.name
+        if prepared.shared_bytes + shared > self.max_shared_memory:
+            raise TCError(
+                f"cuda-sim: kernel @{name} is launched with {shared} bytes of "
+                f"dynamic shared memory per block, on top of its "
+                f"{prepared.shared_bytes} static bytes; a block may have "
+                f"{self.max_shared_memory}"
+            )
         params = kernel.body.block.args[: prepared.params]
         if len(args) != len(params):
             raise TCError(
@@ -104,4 +118,4 @@ class SimDevice:
         with np.errstate(all="ignore"):
             for start in range(0, len(order), per_chunk):
                 lanes = Lanes.of(name, grid, block, order[start : start + per_chunk])
-                KernelRun(prepared, lanes, values).run()
+                KernelRun(prepared, lanes, values, shared).run()

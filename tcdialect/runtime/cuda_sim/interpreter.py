@@ -40,6 +40,9 @@ used as an index, a condition, a loop bound or a size. The `gpu` ops:
   `valid` is false and k gets its own value;
 - `memref.alloca` in memory space 3 is shared memory (one buffer per
   block, filled with NaN or 0xA5 bytes), without a memory space private;
+  one in space 3 with dynamic extents (in the kernel's entry block) is a
+  part of the launch's dynamic shared memory, which it must fit in with the
+  ones before it (each rounded up to 16 bytes);
 - `func.call` of a C math function the frontend uses for a builtin
   (`hypotf`, `erfcf`, `lgammaf`, `norm3df` ..., and their f64 names) computes
   the reference's builtin;
@@ -62,6 +65,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tcdialect.arguments import numpy_dtype
+from tcdialect.conversion.gpu_dynamic_shared import ALIGNMENT as DYNAMIC_ALIGNMENT
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu
 from tcdialect.reference import (
@@ -183,10 +187,19 @@ def static_bytes(t: MemRefType[Attribute]) -> int:
 
 
 class KernelRun:
-    """One chunk of one launch: `run()` executes the kernel on `lanes`."""
+    """One chunk of one launch: `run()` executes the kernel on `lanes`;
+    `dynamic_shared` is the launch's bytes of dynamic shared memory."""
 
-    def __init__(self, prepared: PreparedKernel, lanes: Lanes, args: list[Any]):
+    def __init__(
+        self,
+        prepared: PreparedKernel,
+        lanes: Lanes,
+        args: list[Any],
+        dynamic_shared: int = 0,
+    ):
         self.prepared = prepared
+        #: Bytes of dynamic shared memory not yet taken by a buffer.
+        self.dynamic_left = dynamic_shared
         self.steps = prepared.steps
         self.lanes = lanes
         self.env: dict[SSAValue, Any] = {}
@@ -574,6 +587,13 @@ def _alloca(p: PreparedKernel, op: Any) -> Step:
     if space == "shared":
         p.shared_bytes += static_bytes(t)
     name = value_name(op.memref, f"{space} buffer")
+    dynamic = space == "shared" and bool(op.dynamic_sizes)
+    if dynamic and op.parent_block() is not p.kernel.body.block:
+        raise TCError(
+            f"cuda-sim: kernel @{p.name} allocates dynamic shared memory ({t}) "
+            "outside its entry block"
+        )
+    itemsize = numpy_dtype(t.element_type).itemsize
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
@@ -581,7 +601,18 @@ def _alloca(p: PreparedKernel, op: Any) -> Step:
         sizes = [
             _uniform_int(run, op, env[v], mask, "the size") for v in op.dynamic_sizes
         ]
-        env[op.memref] = run.alloc(t, space, name, sizes)
+        buf = run.alloc(t, space, name, sizes)
+        if dynamic:  # a part of the launch's dynamic shared memory
+            nbytes = math.prod(buf.shape) * itemsize
+            if nbytes > run.dynamic_left:
+                raise run.error(
+                    op,
+                    f"{buf.describe()}, {nbytes} bytes, does not fit in the "
+                    f"{run.dynamic_left} bytes of dynamic shared memory the "
+                    "launch has left",
+                )
+            run.dynamic_left -= -(-nbytes // DYNAMIC_ALIGNMENT) * DYNAMIC_ALIGNMENT
+        env[op.memref] = buf
 
     return step
 

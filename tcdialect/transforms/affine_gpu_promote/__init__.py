@@ -1,4 +1,4 @@
-"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152 only-streams=false shared-depth=3 private-depth=6}`: memory promotion for the GPU.
+"""`affine-gpu-promote{shared=true private=true max-shared-memory=49152 only-streams=false shared-depth=3 private-depth=6 dynamic-shared=false}`: memory promotion for the GPU.
 
 An affine → affine pass on the output of `affine-gpu-map` (mapped loops are
 one-dimensional `affine.parallel`s with `tc.gpu_processor` and
@@ -79,10 +79,41 @@ only in loops at depth `d` or deeper (6 for the `r_k` loop above; 7 leaves
 `C[m, n]` in memory). Unset, every scope and every loop qualify. (The copies'
 unrolling, TC's `unrollCopyShared`, is `unroll-inner-loops{copies}`.)
 
-Not done: arrays the kernel writes (copy-out), boxes whose size is a
-run-time value (dynamic shared memory), and register arrays for elements
-that a thread reuses across loops above the thread mapping (C across
-`%c2`).
+Dynamic shared memory (`dynamic-shared`; `dynamic.py`). At generic sizes a
+box may have a size that is a run-time value: a member left untiled, its
+loop running over `[0, K)`. With `dynamic-shared` (`CudaOptions`'
+`use_shared_memory=True`; off in the pass by default and with `None`),
+such a box (its extents sums of sizes, the same in every block) is a
+candidate too, its reuse estimated with each size taken as 1024. The
+static boxes take the budget first; the kernel's dynamic ones are promoted
+at the sizes where they fit in what is left, which the kernel computes at
+its start from the sizes (`%fits`): their buffers are `memref.alloca`s in
+memory space 3 with dynamic extents (0 where they do not fit; the
+innermost extent of a box of more than one dimension rounded up to an odd
+number against bank conflicts), their copies run under `scf.if %fits`,
+and the nests that read them are versioned on it, the `else` reading
+global memory as before. `convert-parallel-loops-to-gpu` passes the
+buffers' bytes as the launch's `dynamic_shared_memory_size` (docs/gpu.md).
+Matmul with `affine-gpu-map{tile=32,32,0}`::
+
+    affine.parallel %c0 = 0 to (%M - 1) floordiv 32 + 1 {           // block_y
+      %0 = affine.apply affine_map<()[s0] -> ((s0 floordiv 2) * 2 + 1)> ()[%K]
+      ... %fits = (128 * %0 + 15) / 16 * 16 + (132 * %K + 15) / 16 * 16 <= 49152
+      %A_shared = memref.alloca(%a) : memref<32x?xf32, 3 : i32>   // %0 or 0
+      %B_shared = memref.alloca(%b) : memref<?x33xf32, 3 : i32>   // %K or 0
+      affine.parallel %c1 = ... {                                   // block_x
+        scf.if %fits { <copy of A's box> }
+        scf.if %fits { <copy of B's box> }
+        scf.if %fits {
+          ... affine.for %r_k = 0 to %K iter_args(...) {
+                %6 = affine.load %A_shared[%m + %c0 * -32, %r_k]
+        } else {
+          ... affine.for %r_k = 0 to %K iter_args(...) {
+                %6 = affine.load %A[%m, %r_k]
+
+Not done: arrays the kernel writes (copy-out), and register arrays for
+elements that a thread reuses across loops above the thread mapping (C
+across `%c2`).
 Distinct memref values are assumed not to alias (TC's tensors are distinct).
 """
 
@@ -98,6 +129,7 @@ from xdsl.passes import ModulePass
 from tcdialect.backend.base import TargetInfo
 from tcdialect.backend.cuda.options import CudaOptions
 from tcdialect.diagnostics import TCError
+from tcdialect.transforms.affine_gpu_promote.dynamic import promote_dynamic
 from tcdialect.transforms.affine_gpu_promote.kernel import kernels, loop_depth
 from tcdialect.transforms.affine_gpu_promote.private import promote_private
 from tcdialect.transforms.affine_gpu_promote.shared import (
@@ -128,6 +160,9 @@ class AffineGpuPromotePass(ModulePass):
     shared_depth: int | None = None
     #: scalar-replace only in loops at this loop depth or deeper
     private_depth: int | None = None
+    #: promote boxes whose size is a run-time value too, in dynamic shared
+    #: memory, at the sizes where they fit the budget
+    dynamic_shared: bool = False
 
     @classmethod
     def from_options(
@@ -144,6 +179,7 @@ class AffineGpuPromotePass(ModulePass):
             only_streams=shared is None,
             shared_depth=options.shared_depth,
             private_depth=options.private_depth,
+            dynamic_shared=shared is True,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -172,9 +208,14 @@ class AffineGpuPromotePass(ModulePass):
                             self.shared_depth is None
                             or loop_depth(loop, k) == self.shared_depth
                         ):
-                            found += candidates(k, scope)
-                    for c in select(found, self.max_shared_memory):
+                            found += candidates(k, scope, self.dynamic_shared)
+                    chosen = select(found, self.max_shared_memory)
+                    static = [c for c in chosen if not c.dynamic]
+                    for c in static:
                         promote(c)
+                    if dynamic := [c for c in chosen if c.dynamic]:
+                        left = self.max_shared_memory - sum(c.bytes for c in static)
+                        promote_dynamic(dynamic, left)
                 if self.private:
                     promote_private(k, self.private_depth)
 
