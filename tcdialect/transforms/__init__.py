@@ -94,6 +94,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return GpuCarryRegistersPass
 
+    def get_contract_reduction_fma() -> type[ModulePass]:
+        from tcdialect.transforms.contract_reduction_fma import (
+            ContractReductionFmaPass,
+        )
+
+        return ContractReductionFmaPass
+
     def get_unroll_inner_loops() -> type[ModulePass]:
         from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
@@ -144,6 +151,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "affine-gpu-promote": get_affine_gpu_promote,
         "affine-gpu-register-tile": get_affine_gpu_register_tile,
         "gpu-carry-registers": get_gpu_carry_registers,
+        "contract-reduction-fma": get_contract_reduction_fma,
         "unroll-inner-loops": get_unroll_inner_loops,
         "contract-temporaries": get_contract_temporaries,
         "register-tile": get_register_tile,

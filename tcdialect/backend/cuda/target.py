@@ -112,6 +112,9 @@ class CudaBackend(Backend):
             from tcdialect.transforms.affine_gpu_register_tile import (
                 AffineGpuRegisterTilePass,
             )
+            from tcdialect.transforms.contract_reduction_fma import (
+                ContractReductionFmaPass,
+            )
             from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
             from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
@@ -136,6 +139,7 @@ class CudaBackend(Backend):
                 ConvertParallelLoopsToGpuPass(),
                 *carry,
                 *unroll,
+                ContractReductionFmaPass(),
                 CanonicalizePass(),
                 CommonSubexpressionElimination(),
             ]
