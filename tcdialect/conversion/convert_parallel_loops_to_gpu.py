@@ -676,9 +676,9 @@ def _for_chain(body: Block, block: Block | None) -> list[scf.ForOp] | None:
 
 def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
     """The reduction when the body of `loop` is one reduction of a number
-    of any type (`S[i] = S[i] op x` with `i` defined outside the loop and
-    nothing else stored), possibly inside `scf.for`s of its own (each thread
-    then accumulates over them too); else None."""
+    of any type (`S[i] = S[i] op x` with `i` defined outside the loop, or
+    constants, and nothing else stored), possibly inside `scf.for`s of its
+    own (each thread then accumulates over them too); else None."""
     body = loop.body.block
     writes = [
         o
@@ -697,7 +697,10 @@ def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
         or combine.name not in _IDENTITY
         or combine.parent_block() is not store.parent_block()
         or not isinstance(store.value.type, IntegerType | AnyFloat)
-        or any(not defined_outside(i, loop) for i in store.indices)
+        or any(
+            not defined_outside(i, loop) and constant_index(i) is None
+            for i in store.indices
+        )
     ):
         return None
     loads = [
@@ -710,12 +713,21 @@ def _reduction(loop: scf.ParallelOp) -> _Reduction | None:
     (load,) = loads
     if (
         load.parent_block() is not store.parent_block()
-        or tuple(load.indices) != tuple(store.indices)
+        or len(load.indices) != len(store.indices)
+        or not all(map(_same_index, load.indices, store.indices))
         or load.res not in combine.operands
         or load.res.uses.get_length() != 1
     ):
         return None
     return _Reduction(load, combine, store, chain)
+
+
+def _same_index(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two subscripts are one value, or constants of one value (a
+    row of extent 1 has each access's `0` made in the loop body)."""
+    return a == b or (
+        constant_index(a) is not None and constant_index(a) == constant_index(b)
+    )
 
 
 def _accumulate(block: Block, acc: SSAValue, red: _Reduction, depth: int) -> SSAValue:
@@ -782,8 +794,10 @@ def _split(
             f"convert-parallel-loops-to-gpu: unknown block axis '{proc.data}'"
         )
     array = red.store.memref
+    t = red.store.value.type
     if (
         red.combine.name not in _ATOMIC_KINDS
+        or (isinstance(t, IntegerType) and t.width.data < 8)  # (no 1-bit atomics)
         or not isinstance(array, BlockArgument)
         or array.owner is not entry
         or any(u.operation not in (red.load, red.store) for u in array.uses)
@@ -846,6 +860,13 @@ def _share_reduction(
     acc = body.insert_arg(t, 1)
     x = next(v for v in combine.operands if v != load.res)
     store_memref, store_indices = store.memref, list(store.indices)
+    for k, i in enumerate(store_indices):
+        if not defined_outside(i, loop):  # a constant (`_reduction`): made again
+            c = constant_index(i)
+            assert c is not None
+            again = _const_op(c)
+            Rewriter.insert_op(again, at)
+            store_indices[k] = again.result
     end = _accumulate(body, acc, red, 0)
     terminator = body.last_op
     assert terminator is not None

@@ -32,8 +32,11 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    block stages in shared memory): matmul with 32 x 8 threads gets
    32 x 128 x 32 tiles. Only where a read is shared by the threads along a
    thread member (`_reused_across`: matmul's `A(m, r_k)` along `n`), so
-   that the copies share their loads. A tile never exceeds its member's extent when that
-   is a known number.
+   that the copies share their loads; and only where those tiles are at
+   least as many as the GPU's SMs (`fill // SM_THREADS`): with fewer
+   (mlp1's 128 x 128 output makes 4), each thread takes one element and a
+   tile is a block's (8 x 32: 64 tiles), so that more SMs share the work.
+   A tile never exceeds its member's extent when that is a known number.
 3. The outermost leading coincident members of the tile band go to blocks
    (at most `len(grid)`; further ones stay loops in each block) and the
    innermost leading coincident members of the point band to threads (at
@@ -133,6 +136,9 @@ WARP = 32
 MIN_PER_THREAD = 8
 #: The fusion strategy when the options leave it to the mapper.
 DEFAULT_FUSION = "preserve3coincident"
+#: The threads an SM holds on sm_80 and sm_90: `fill // SM_THREADS` is the
+#: GPU's SMs there (and fewer on the GPUs whose SMs hold fewer threads).
+SM_THREADS = 2048
 #: Threads in a block on every CUDA GPU.
 MAX_THREADS = 1024
 AXES = ("x", "y", "z")
@@ -445,8 +451,14 @@ def _map_band(
             for k in range(n)
         ]
         if gemm:
+            # a register tile per thread, unless its tiles would be fewer
+            # than the GPU's SMs (mlp1's 128 x 128 output: 4 tiles of
+            # 32 x 128): then an element per thread, tiles of a block
+            per = [REGISTER_TILE * limits[axis] for axis in range(threads)]
+            if _tiles(extents, lead, per) < mapping.fill // SM_THREADS:
+                per = list(limits[:threads])
             for axis in range(threads):
-                sizes[lead - 1 - axis] = REGISTER_TILE * limits[axis]
+                sizes[lead - 1 - axis] = per[axis]
             sizes[lead] = DEFAULT_TILE
     else:
         sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
@@ -499,6 +511,20 @@ def _map_band(
     return rest.insert_mark(isl.Id(mark)).child(0)
 
 
+def _tiles(extents: Sequence[int | None], lead: int, per: Sequence[int]) -> float:
+    """The tiles of a band whose `lead` leading members are tiled by 1 except
+    the innermost `len(per)`, tiled by `per` (innermost first); unknown
+    extents count as many."""
+    count = 1
+    for k in range(lead):
+        e = extents[k]
+        if e is None:
+            return math.inf
+        axis = lead - 1 - k
+        count *= -(-e // per[axis]) if axis < len(per) else e
+    return count
+
+
 def _warps(extents: Sequence[int | None], lead: int, mapping: GpuMapping) -> int:
     """The warps that share each row's reduction when rows are few: enough
     for the rows' blocks to fill the GPU, no more than the reduction member
@@ -542,6 +568,7 @@ def _separate_inits(
     node: isl.ScheduleNode,
     mapping: GpuMapping,
     scop: Scop,
+    deps: isl.UnionMap,
     reductions: dict[str, Reduction],
 ) -> isl.ScheduleNode:
     """Outermost band `node`, or a sequence above two copies of it: the
@@ -551,8 +578,10 @@ def _separate_inits(
     a row has `MIN_PER_THREAD` elements for each thread of two blocks).
     Blocks that share a row combine their totals with atomic updates, which
     must find the result initialised: by a kernel of its own, launched
-    before. Only a band of one reduction and statements that write its
-    result without reading it qualifies."""
+    before. Only a band of one reduction that blocks can share (not a
+    product: no atomic) and statements that write its result without
+    reading it, none of them after the reduction (no dependence from it:
+    an overwrite stays after), qualifies."""
     lead = _leading_coincident(node)
     names = _statement_names(node)
     red = [n for n in names if n in reductions]
@@ -569,15 +598,21 @@ def _separate_inits(
     ):
         return node
     stmt = scop.statements[red[0]]
+    if reductions[red[0]].op in ("arith.mulf", "arith.muli"):
+        return node
     (result,) = [a.array for a in stmt.accesses if a.op is stmt.store]
+    after = deps.intersect_domain(isl.UnionSet.from_set(stmt.domain))
     for name in names:
         other = scop.statements[name]
-        if name != red[0] and any(
-            (a.array == result and a.op is not other.store)
-            or (a.op is other.store and a.array != result)
-            for a in other.accesses
+        if name != red[0] and (
+            any(
+                (a.array == result and a.op is not other.store)
+                or (a.op is other.store and a.array != result)
+                for a in other.accesses
+            )
+            or not after.intersect_range(isl.UnionSet.from_set(other.domain)).is_empty()
         ):
-            return node  # reads the result, or writes something else
+            return node  # reads the result, writes something else, or follows
     extents = [_member_extent(node, k) for k in range(node.band_n_member())]
     rows = math.prod(e or 1 for e in extents[:lead])
     length = math.prod(e or 1 for e in extents[lead:])
@@ -763,7 +798,7 @@ def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Sch
             schedule = unfused
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
-        schedule = _separate_inits(node, mapping, scop, reductions).get_schedule()
+        schedule = _separate_inits(node, mapping, scop, deps, reductions).get_schedule()
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
         schedule = _map_band(node, mapping, scop, reductions).get_schedule()

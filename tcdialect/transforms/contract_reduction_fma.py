@@ -5,10 +5,13 @@ Contract: every ``%s = arith.addf %acc, %p fastmath<reassoc>`` (or
 other use and the same type becomes ``%s = math.fma %x, %y, %acc`` with the
 add's fast-math flags; the `arith.mulf` goes. Nothing else changes.
 
-Why: `reassoc` marks the update of a `+=` reduction (`convert-tc-to-affine`
-puts it there), whose order and rounding TC leaves unspecified
-(docs/language-notes.md), which licenses skipping the product's rounding as
-the CPU's `register-tile` does. LLVM contracts only under `contract`, and
+Why: `reassoc` marks the update of a `+=` (`convert-tc-to-affine` puts it
+on the combine of every `+=`, a reduction's or an accumulation into a
+tensor's, and on nothing else), whose order and rounding TC leaves
+unspecified (docs/language-notes.md), which licenses skipping the product's
+rounding as the CPU's `register-tile` does (the CPU leaves `+=` outside its
+register tiles uncontracted, so the two targets may differ there in the
+last bit). LLVM contracts only under `contract`, and
 NVPTX then prints `mul.rn` and `add.rn`, which ptxas may not fuse either:
 a GPU matmul spends two instructions on each multiply-add without this
 pass, one with it. The result is the exact product added and rounded once:
@@ -58,8 +61,8 @@ class _ContractReduction(RewritePattern):
                 and mul.result.type == op.result.type
             ):
                 fma = math.FmaOp(mul.lhs, mul.rhs, acc, op.fastmath)
-                rewriter.replace_op(op, fma)
-                rewriter.erase_op(mul)
+                rewriter.replace(op, fma)
+                rewriter.erase(mul)
                 return
 
 

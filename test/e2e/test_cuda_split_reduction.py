@@ -12,6 +12,7 @@ in a kernel of its own first). Sizes here are the smallest that split.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -117,3 +118,45 @@ def test_ptxas_accepts_split_reductions(dtype: str, tmp_path: Path) -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_bool_reduction_is_not_split(op: str, tmp_path: Path) -> None:
+    """No 1-bit atomics: a `bool` reduction stays in one block (shared by its
+    threads), and its PTX assembles."""
+    src = f"def r(bool(N) A) -> (s) {{ s {op}=! A(i) }}"
+    x = np.random.default_rng(0).random(N) < 0.5
+    gpu = _check(src, [x])
+    assert "atomic_rmw" not in gpu and "gpu.shuffle" in gpu
+    if shutil.which("ptxas") is not None:
+        (tmp_path / "k.ptx").write_text(
+            tcdialect.define(src, target="cuda").ir(x, stage="ptx")
+        )
+        done = subprocess.run(
+            ["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", os.devnull],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_overwrite_after_a_split_reduction_stays_after() -> None:
+    """Only the statements before the reduction move to the initialisation
+    kernel: an overwrite of the result stays after it."""
+    src = "def r(float(B, K) A) -> (s) { s(b) +=! A(b, k)\n s(b) = 7.0 where b in 0:B }"
+    _check(src, [_inputs("float32", (3, N), 4)])
+
+
+def test_row_of_extent_one_is_shared() -> None:
+    """A row dimension of extent 1 (its subscript a constant made in each
+    loop body) still shares the reduction across threads and blocks."""
+    src = "def r(float(B, K) A) -> (s) { s(b) +=! A(b, k) }"
+    gpu = _check(src, [_inputs("float32", (1, N), 5)])
+    assert "gpu.shuffle" in gpu and "atomic_rmw" in gpu
+
+
+def test_product_rows_keep_their_initialisation() -> None:
+    """A product is not split, so its rows' initialisation stays fused."""
+    src = "def r(float(B, K) A) -> (s) { s(b) *=! (1 + A(b, k) / 100000) }"
+    gpu = _check(src, [_inputs("float32", (3, N), 6)])
+    assert gpu.count("gpu.launch_func") == 1
