@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_cuda_runtime import FakeArray, FakeContext, FakeLib  # test/unit
+from test_cuda_runtime import FakeArray, FakeLib, install_fake  # test/unit
 from xdsl.dialects import memref
 
 import tcdialect
@@ -139,17 +139,7 @@ class _SharedLib(FakeLib):
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[_SharedLib]:
     lib = _SharedLib()
-    device = driver.CudaDevice(
-        ordinal=0,
-        drv=None,
-        lib=lib,
-        name="Fake H100",
-        capability=(9, 0),  # type: ignore[arg-type]
-        multiprocessors=132,
-        max_shared_optin=227 * 1024,
-        context=FakeContext(),
-    )
-    monkeypatch.setattr(driver, "cuda_device", lambda ordinal=0: device)
+    install_fake(monkeypatch, lib)
     yield lib
     tcdialect.clear_cache()
 

@@ -13,23 +13,10 @@ import pytest
 from test_cpu_catalog import check_outputs
 
 import tcdialect
+from bench.kernels import LAYERNORM, SOFTMAX
 from tcdialect import reference
 from tcdialect.frontend import parse_tc
 
-SOFTMAX = """def softmax(float(N, D) I) -> (O) {
-    mx(n) max=! I(n, r_d)
-    e(n, d) = exp(I(n, d) - mx(n))
-    s(n) +=! e(n, r_d)
-    O(n, d) = e(n, d) / s(n)
-}"""
-LAYERNORM = """def layernorm(float(T, B, C) I) -> (O) {
-    mean(t, b) +=! I(t, b, r_c)
-    mean(t, b) = mean(t, b) / float(C)
-    cen(t, b, c) = I(t, b, c) - mean(t, b)
-    var(t, b) +=! cen(t, b, r_c) * cen(t, b, r_c)
-    var(t, b) = (var(t, b) + 1e-5) / float(C)
-    O(t, b, c) = cen(t, b, c) * rsqrt(var(t, b))
-}"""
 ROWNORM = """def rownorm(float(N, D) I, float(D) w) -> (O, s) {
     s(n) +=! I(n, r_d) * I(n, r_d)
     O(n, d) = I(n, d) * w(d) / sqrt(s(n) + 1e-6)

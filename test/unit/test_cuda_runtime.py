@@ -135,9 +135,8 @@ class FakeContext:
         self.pushes += 1
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLib]:
-    lib = FakeLib()
+def install_fake(monkeypatch: pytest.MonkeyPatch, lib: FakeLib) -> None:
+    """Make `lib` the driver of a fake H100 that `cuda_device` returns."""
     device = driver.CudaDevice(
         ordinal=0,
         drv=None,
@@ -149,6 +148,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLib]:
         context=FakeContext(),
     )
     monkeypatch.setattr(driver, "cuda_device", lambda ordinal=0: device)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLib]:
+    lib = FakeLib()
+    install_fake(monkeypatch, lib)
     yield lib
     tcdialect.clear_cache()
 
