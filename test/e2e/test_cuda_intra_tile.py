@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_cpu_catalog import check_outputs
+from test_poly_intra_tile import MATMUL_BIAS, MLP2  # test/unit
 
 import tcdialect
 from tcdialect import reference
@@ -31,21 +32,6 @@ def softmax(float(N, D) I) -> (O, mx, sm) {
   O(n, d) = exp(I(n, d) - mx(n))
   sm(n) +=! O(n, d)
   O(n, d) = O(n, d) / sm(n)
-}
-"""
-MATMUL_BIAS = """
-def mmb(float(M, K) A, float(K, N) B, float(N) b) -> (C, D) {
-  C(m, n) +=! A(m, r_k) * B(r_k, n)
-  D(m, n) = C(m, n) + b(n)
-}
-"""
-MLP2 = """
-def mlp2(float(B, M) I, float(N, M) W1, float(N) B1, float(P, N) W2, float(P) B2)
--> (O2) {
-  O1(b, n) +=! I(b, r_m) * W1(n, r_m)
-  O1(b, n) = fmax(O1(b, n) + B1(n), 0.0)
-  O2(b, p) +=! O1(b, r_n) * W2(p, r_n)
-  O2(b, p) = fmax(O2(b, p) + B2(p), 0.0)
 }
 """
 #: (source, entry, input shapes, elements reduced per output, tile sizes);

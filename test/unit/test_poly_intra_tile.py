@@ -13,6 +13,7 @@ import re
 
 import islpy as isl
 import pytest
+import test_reference_catalog as catalog  # test/unit is on pytest's pythonpath
 from xdsl.dialects import func
 
 from tcdialect.frontend import parse_tc
@@ -27,14 +28,7 @@ def mmb(float(M, K) A, float(K, N) B, float(N) b) -> (C, D) {
   C(m, n) +=! A(m, r_k) * B(r_k, n)
   D(m, n) = C(m, n) + b(n)
 }"""
-MLP2 = """
-def mlp2(float(B, M) I, float(N, M) W1, float(N) B1, float(P, N) W2, float(P) B2)
--> (O2) {
-  O1(b, n) +=! I(b, r_m) * W1(n, r_m)
-  O1(b, n) = fmax(O1(b, n) + B1(n), 0.0)
-  O2(b, p) +=! O1(b, r_n) * W2(p, r_n)
-  O2(b, p) = fmax(O2(b, p) + B2(p), 0.0)
-}"""
+MLP2 = next(k.source for k in catalog.KERNELS if k.name == "mlp2")
 
 
 def _scop(source: str, sizes: dict[str, int]) -> tuple[Scop, isl.UnionMap]:
