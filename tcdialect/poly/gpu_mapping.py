@@ -35,7 +35,9 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    that the copies share their loads; and only where those tiles are at
    least as many as the GPU's SMs (`fill // SM_THREADS`): with fewer
    (mlp1's 128 x 128 output makes 4), each thread takes one element and a
-   tile is a block's (8 x 32: 64 tiles), so that more SMs share the work.
+   tile is a block's (8 x 32: 64 tiles), and while the tiles are still
+   fewer than the SMs the block's outer thread axes halve (2 x 32: 256
+   tiles), so that more SMs share the work.
    A tile never exceeds its member's extent when that is a known number.
 3. The outermost leading coincident members of the tile band go to blocks
    (at most `len(grid)`; further ones stay loops in each block) and the
@@ -454,9 +456,18 @@ def _map_band(
             # a register tile per thread, unless its tiles would be fewer
             # than the GPU's SMs (mlp1's 128 x 128 output: 4 tiles of
             # 32 x 128): then an element per thread, tiles of a block
+            sms = mapping.fill // SM_THREADS
             per = [REGISTER_TILE * limits[axis] for axis in range(threads)]
-            if _tiles(extents, lead, per) < mapping.fill // SM_THREADS:
+            if _tiles(extents, lead, per) < sms:
                 per = list(limits[:threads])
+            # still fewer (the embedding bag's 128 x 64 outputs): narrower
+            # blocks, halving the outer thread axes (x keeps its warp)
+            axis = threads - 1
+            while axis > 0 and _tiles(extents, lead, per) < sms:
+                if per[axis] > 1:
+                    per[axis] = -(-per[axis] // 2)
+                else:
+                    axis -= 1
             for axis in range(threads):
                 sizes[lead - 1 - axis] = per[axis]
             sizes[lead] = DEFAULT_TILE
@@ -626,18 +637,25 @@ def _separate_inits(
 
 
 def _fuse_rows(
-    schedule: isl.Schedule, deps: isl.UnionMap, mapping: GpuMapping
-) -> isl.Schedule | None:
+    schedule: isl.Schedule,
+    deps: isl.UnionMap,
+    mapping: GpuMapping,
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> tuple[isl.Schedule, int] | None:
     """The unfused `schedule` (a sequence of nests) with the outer members
     that every nest starts with (its first `k` leading coincident ones, the
     same rows: softmax's `n`, layer normalisation's `t, b`) made one band
-    above the sequence, when every dependence stays within a row (each row's
-    nests then run in order, one row after another or at once) and the rows
-    are enough for a block each to fill the GPU (`fill` threads, blocks of
-    `_row_threads`); else None. Each row's reductions and element-wise
+    above the sequence, and the threads of a row's block, when every
+    dependence stays within a row (each row's nests then run in order, one
+    row after another or at once), each nest below the rows is a reduction
+    (all its members walk reduction dimensions) or element-wise (all
+    coincident), and the rows are enough for a block each to fill the GPU
+    (`_row_threads`); else None. Each row's reductions and element-wise
     nests then run in one kernel, one block per row (`_map_rows`), where the
     row's data is still in cache, instead of a kernel per nest that reads
-    the whole tensor again."""
+    the whole tensor again. (A contraction below the rows is left to the
+    tiled mapping of 2-3, which shares its operands.)"""
     seq = schedule.get_root().child(0)
     if (
         seq.get_type() != isl.schedule_node_type.sequence
@@ -652,6 +670,12 @@ def _fuse_rows(
     k = min(_leading_coincident(b) for b in bands)
     if k == 0:
         return None
+    for b in bands:
+        inner = range(k, b.band_n_member())
+        if not all(b.band_member_get_coincident(j) for j in inner) and not all(
+            _reduces_along(b, j, scop, reductions) for j in inner
+        ):
+            return None
     rows: list[isl.UnionPwAff] = []
     for j in range(k):
         upa = bands[0].band_get_partial_schedule().get_union_pw_aff(j)
@@ -675,8 +699,8 @@ def _fuse_rows(
     extents = [_member_extent(bands[0], j) for j in range(k)]
     if any(e is None for e in extents):
         return None
-    count = math.prod(e for e in extents if e is not None)
-    if count * _row_threads(mapping) < mapping.fill:
+    threads = _row_threads(mapping, math.prod(e for e in extents if e is not None))
+    if threads is None:
         return None
     for i in range(seq.n_children()):
         band = seq.child(i).child(0)
@@ -686,39 +710,46 @@ def _fuse_rows(
     band = band.band_set_permutable(1)
     for j in range(k):
         band = band.band_member_set_coincident(j, 1)
-    return band.get_schedule()
+    return band.get_schedule(), threads
 
 
-def _row_threads(mapping: GpuMapping) -> int:
-    """Threads of a block that walks one row (`_map_rows`): the block's
-    (`math.prod(block)`, 256 by default) as a power of two, at least a warp:
-    the reductions' butterflies want one."""
+def _row_threads(mapping: GpuMapping, rows: int) -> int | None:
+    """Threads of a block that walks one of `rows` rows (`_map_rows`): the
+    block's (`math.prod(block)`, 256 by default) as a power of two, at least
+    a warp (the reductions' butterflies want one), doubled up to
+    `MAX_THREADS` while the rows' blocks hold fewer than the GPU's `fill`
+    threads (moments' 1024 rows get 512); None when even `MAX_THREADS`
+    leave it partly idle."""
     threads = WARP
     while threads * 2 <= min(MAX_THREADS, math.prod(mapping.block)):
         threads *= 2
-    return threads
+    while rows * threads < mapping.fill and threads < MAX_THREADS:
+        threads *= 2
+    return threads if rows * threads >= mapping.fill else None
 
 
 def _map_rows(
     node: isl.ScheduleNode,
     mapping: GpuMapping,
+    threads: int,
     scop: Scop,
     reductions: dict[str, Reduction],
 ) -> isl.ScheduleNode:
     """Mark the row band `node` of `_fuse_rows` for blocks (a block per row,
     cyclic over the grid) and a member of each nest below it for the
-    block's `_row_threads` threads along x: in a nest that walks reduction
+    block's `threads` (`_row_threads`) along x: in a nest that walks reduction
     dimensions only, the innermost of them (moved first: the unit-stride
     subscript, whose loads coalesce), which the threads share (`/reduce`);
     in an element-wise nest, the innermost of its leading coincident
-    members, each thread its own elements. Nests run one after the other in
-    the block; `convert-parallel-loops-to-gpu` puts the barriers between
-    them."""
+    members, each thread its own elements. (`collapse-dims` ran before: a
+    row walked whole, group normalisation's `16 x 48 x 48`, has its `h, w`
+    as one member of 2304 for the threads, not `w`'s 48.) Nests run one
+    after the other in the block; `convert-parallel-loops-to-gpu` puts the
+    barriers between them."""
     k = node.band_n_member()
     node = _mark(node, "block", [0] * k, mapping.grid)
     if node.get_type() == isl.schedule_node_type.mark:
         node = node.child(0)
-    threads = _row_threads(mapping)
     seq = node.child(0)
     for i in range(seq.n_children()):
         inner = seq.child(i).child(0)
@@ -727,6 +758,8 @@ def _map_rows(
         m = inner.band_n_member()
         lead = _leading_coincident(inner)
         if all(_reduces_along(inner, j, scop, reductions) for j in range(m)):
+            inner = _absorb_reductions(inner, scop, reductions)
+            m = inner.band_n_member()
             if m > 1:
                 inner = _permute(inner, [m - 1, *range(m - 1)])
             member = MemberMap("thread_x", threads, True)
@@ -763,6 +796,15 @@ def _sequential(
     return found
 
 
+def _nests(schedule: isl.Schedule) -> int:
+    """The outermost nests of `schedule` (its kernels): the children of a
+    top-level sequence, else 1."""
+    node = schedule.get_root().child(0)
+    if node.get_type() == isl.schedule_node_type.sequence:
+        return node.n_children()
+    return 1
+
+
 def _fused_schedule(
     scop: Scop,
     deps: isl.UnionMap,
@@ -788,14 +830,20 @@ def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Sch
     reductions = reduction_loops(scop)
     fusion = mapping.fusion or DEFAULT_FUSION
     schedule = _fused_schedule(scop, deps, context, fusion, reductions)
-    if mapping.fusion is None and _sequential(schedule, scop, reductions):
+    sequential = _sequential(schedule, scop, reductions)
+    if mapping.fusion is None and (sequential or _nests(schedule) > 1):
         unfused = _fused_schedule(scop, deps, context, "min", reductions)
         if not _sequential(unfused, scop, reductions):
-            rows = _fuse_rows(unfused, deps, mapping)
-            if rows is not None and mapping.reductions is not False:
-                node = _node(rows, [0])
-                return _map_rows(node, mapping, scop, reductions).get_schedule()
-            schedule = unfused
+            rows = None
+            if mapping.reductions is not False:
+                rows = _fuse_rows(unfused, deps, mapping, scop, reductions)
+            if rows is not None:
+                node = _node(rows[0], [0])
+                return _map_rows(
+                    node, mapping, rows[1], scop, reductions
+                ).get_schedule()
+            if sequential:
+                schedule = unfused
     for path in reversed(_outer_bands(schedule.get_root(), [])):
         node = _node(schedule, path)
         schedule = _separate_inits(node, mapping, scop, deps, reductions).get_schedule()

@@ -40,6 +40,7 @@ function is a `TCError` when the program is made, naming the op.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
@@ -163,6 +164,23 @@ class HostProgram:
         self.kernels: dict[gpu.LaunchFuncOp, KernelOp] = {}
         for op in func.body.block.ops:
             self._check(op, kernels)
+
+    def arg_shape(self, position: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The extents of a caller's array of `shape` as argument `position`
+        of the host function: `shape` itself, or, where `collapse-dims`
+        merged adjacent static dimensions of the argument's memref, the
+        type's (the same row-major bytes: a view, never a copy; its dynamic
+        extents, outer to the merged ones, are the caller's)."""
+        t = self.func.body.block.args[position].type
+        if not isinstance(t, MemRefType) or len(t.get_shape()) == len(shape):
+            return shape
+        view = tuple(s if d < 0 else d for d, s in zip(t.get_shape(), shape))
+        if math.prod(view) != math.prod(shape):
+            raise TCError(
+                f"internal error: @{self.entry} argument {position} of shape "
+                f"{shape} cannot be viewed as {t}"
+            )
+        return view
 
     def _check(self, op: Operation, kernels: dict[tuple[str, str], KernelOp]) -> None:
         where = f"host function @{self.entry}"

@@ -1,10 +1,13 @@
 """Row-wise chains (softmax, layer normalisation, a row-normalised product,
-a normalisation over planes)
+a normalisation over planes, moments, group normalisation)
 with enough rows for a block each to fill the GPU run as one kernel, a block
 per row walking the row's nests in order (`gpu_mapping._fuse_rows`), and
 agree with the reference interpreter in the simulator, whose race checks
 cover the barriers between the nests. Sizes: the fewest rows that fuse
-(132 SMs x 2048 threads / 256 threads a block = 1056), short rows."""
+(132 SMs x 2048 threads / 256 threads a block = 1056), short rows; and
+fewer rows (300, moments and group normalisation, the chains that were
+separate kernels under the default fusion), whose blocks get 1024 threads
+to fill the GPU, the planes of group normalisation collapsed first."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import pytest
 from test_cpu_catalog import check_outputs
 
 import tcdialect
-from bench.kernels import LAYERNORM, SOFTMAX
+from bench.cuda.kernels import GROUP_NORM
+from bench.kernels import LAYERNORM, MOMENTS2, SOFTMAX
 from tcdialect import reference
 from tcdialect.frontend import parse_tc
 
@@ -35,6 +39,10 @@ PLANES = """def planes(float(N, D, E) I) -> (O, s) {
         pytest.param(LAYERNORM, [(2, 550, 37)], id="layernorm"),
         pytest.param(ROWNORM, [(1100, 33), (33,)], id="rownorm"),
         pytest.param(PLANES, [(1100, 3, 20)], id="planes"),
+        pytest.param(MOMENTS2, [(300, 40)], id="moments2"),
+        pytest.param(
+            GROUP_NORM, [(3, 100, 2, 3, 5), (100, 2), (100, 2)], id="group_norm"
+        ),
     ],
 )
 def test_row_chain_is_one_kernel(src: str, shapes: list[tuple[int, ...]]) -> None:

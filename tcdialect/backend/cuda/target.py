@@ -112,6 +112,7 @@ class CudaBackend(Backend):
             from tcdialect.transforms.affine_gpu_register_tile import (
                 AffineGpuRegisterTilePass,
             )
+            from tcdialect.transforms.collapse_dims import CollapseDimsPass
             from tcdialect.transforms.contract_reduction_fma import (
                 ContractReductionFmaPass,
             )
@@ -131,7 +132,10 @@ class CudaBackend(Backend):
             private = options.use_private_memory
             registers = [AffineGpuRegisterTilePass()] if private else []
             carry = [GpuCarryRegistersPass()] if private else []
+            # explicit tile sizes name the members of the definition's bands
+            collapse = [CollapseDimsPass()] if options.tile is None else []
             return [
+                *collapse,
                 AffineGpuMapPass.from_options(options, info),
                 *promote,
                 *registers,

@@ -585,11 +585,12 @@ class CudaLauncher:
         index = 0
         error: int | None = None
         it_in, it_out = iter(inputs), iter(out_shapes)
-        for a in self.signature.args:
+        view = self.program.arg_shape
+        for i, a in enumerate(self.signature.args):
             if a.kind == "input":
-                args.append(_Buffer(index, tuple(next(it_in).shape)))
+                args.append(_Buffer(index, view(i, tuple(next(it_in).shape))))
             elif a.kind == "output":
-                args.append(_Buffer(index, tuple(next(it_out))))
+                args.append(_Buffer(index, view(i, tuple(next(it_out)))))
             elif a.kind == "error":
                 error = index
                 args.append(_Buffer(index, (1,)))

@@ -101,11 +101,14 @@ class SimLauncher:
         args: list[Any] = []
         error: Array | None = None
         it_in, it_out = iter(inputs), iter(outputs)
-        for a in self.signature.args:
+        view = self.program.arg_shape
+        for i, a in enumerate(self.signature.args):
             if a.kind == "input":
-                args.append(np.array(next(it_in), copy=True))
+                x = np.array(next(it_in), copy=True)
+                args.append(x.reshape(view(i, x.shape)))
             elif a.kind == "output":
-                args.append(next(it_out))
+                x = next(it_out)
+                args.append(x.reshape(view(i, x.shape)))
             elif a.kind == "error":
                 error = np.zeros(1, np.int32)
                 args.append(error)
