@@ -6,7 +6,8 @@ For each kernel of `bench/cuda/kernels.py` named, each option set is
 compiled, checked against the float64 reference (the normwise relative
 error) and timed as `bench.cuda` times: CUDA events around one call after
 an L2 flush, the median of `--samples` calls. PyTorch eager runs beside it.
-The table goes to stdout and `DIR/sweep.md`, the samples to `DIR/sweep.json`.
+The table goes to stdout and `DIR/sweep-<set>.md` (`sweep.md` for a JSON
+list), the samples to the same name with `.json`.
 It is a measuring tool for choosing defaults and checking the mapping
 (the autotuner searches the same options automatically).
 """
@@ -49,6 +50,16 @@ SETS: dict[str, list[dict[str, Any]]] = {
     # a long reduction: one block (no atomics) against blocks that add their
     # totals atomically, as many as the mapper picks or a fixed number
     "split": [{}, {"grid": [1]}, {"grid": [32]}, {"grid": [1024]}],
+    # a short reduction (TC's batched 26 x 72 x 26 products): staged 32 at a
+    # time (the default) against all of it at once, from shared memory or
+    # from global memory through L1, and the batch's threads 26 x 8 or 26 x 26
+    "reduction_tile": [
+        {},
+        {"tile": [1, 26, 26, 72]},
+        {"tile": [1, 26, 26, 72], "use_shared_memory": True},
+        {"tile": [1, 26, 26, 72], "block": [26, 26]},
+        {"tile": [1, 26, 26, 72], "block": [26, 26], "use_shared_memory": True},
+    ],
 }
 
 
@@ -137,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             dev.free()
     text = "\n".join(lines)
     print(text)
-    (args.out / "sweep.md").write_text(text + "\n")
-    (args.out / "sweep.json").write_text(json.dumps(rows, indent=1))
+    stem = f"sweep-{args.options}" if args.options in SETS else "sweep"
+    (args.out / f"{stem}.md").write_text(text + "\n")
+    (args.out / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     return 0
 
 

@@ -40,4 +40,7 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
   # a sum shared by blocks with atomics against one block (issue 34)
   timeout 120 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
     --out "$OUT" 2>&1 | tail -8
+  # a short reduction staged whole or 32 at a time (tbmm)
+  timeout 120 python3 -m bench.cuda_sweep --kernels tbmm_16000x26x72x26 \
+    --options reduction_tile --budget-s 90 --out "$OUT" 2>&1 | tail -8
 fi
