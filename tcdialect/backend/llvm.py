@@ -22,7 +22,8 @@ and the converters that are missing or wrong for our pipeline are replaced:
   `ptx_kernel` calling convention for functions carrying a `gpu.kernel` or
   `nvvm.kernel` attribute (the other NVPTX issue of DESIGN.md §4), whose
   `nvvm.maxntid = array<i32: 32, 8, 1>` becomes the function attribute
-  `"nvvm.maxntid"="32,8,1"` (PTX's `.maxntid`);
+  `"nvvm.maxntid"="32,8,1"` (PTX's `.maxntid`) and `nvvm.minctasm = 2 : i32`
+  the function attribute `"nvvm.minctasm"="2"` (`.minnctapersm 2`);
 - `nvvm` ops, as LLVM 22 intrinsics (as `mlir-translate` does; the names come
   from the ops' enumerations, never from text, because a misspelt
   `llvm.nvvm.*` intrinsic can abort the process):
@@ -84,6 +85,9 @@ KERNEL_ATTRS = ("gpu.kernel", "nvvm.kernel")
 LAUNCH_BOUNDS = ("nvvm.maxntid",)
 """Attributes of a kernel (`array<i32: x, y, z>`) that become the LLVM function
 attribute of the same name (`"nvvm.maxntid"="x,y,z"`)."""
+MIN_BLOCKS = "nvvm.minctasm"
+"""An integer attribute of a kernel that becomes the LLVM function attribute
+of the same name (`"nvvm.minctasm"="2"`: PTX's `.minnctapersm 2`)."""
 
 _ARG_FLAGS = {
     "llvm.noalias": "noalias",
@@ -255,6 +259,10 @@ def _declare_func(op: llvm.FuncOp, llvm_module: ir.Module) -> ir.Function:
         for name in LAUNCH_BOUNDS:
             if (bound := op.attributes.get(name)) is not None:
                 _add_launch_bound(func, name, bound)
+        if (blocks := op.attributes.get(MIN_BLOCKS)) is not None:
+            if not isinstance(blocks, IntegerAttr):
+                raise TCError(f"{MIN_BLOCKS} must be an integer, not {blocks}")
+            set.add(func.attributes, f'"{MIN_BLOCKS}"="{blocks.value.data}"')
     if cconv != "ccc":
         func.calling_convention = cconv
     if op.no_inline is not None:

@@ -20,7 +20,9 @@ The first pass of the `cuda` target's `llvm` stage (docs/gpu.md), MLIR's
   `i32` halves. When the validity result is used, the shuffle (of the low half)
   returns it too (`return_value_and_is_valid`, read with `llvm.extractvalue`);
 - a kernel (`gpu.kernel`) gets `nvvm.kernel` and, from `known_block_size`,
-  `nvvm.maxntid` (PTX's `.maxntid`).
+  `nvvm.maxntid` (PTX's `.maxntid`); with the option `min-blocks-per-sm`
+  above 0, also `nvvm.minctasm` (PTX's `.minnctapersm`, CUDA's
+  `__launch_bounds__` second argument).
 
 Example::
 
@@ -75,6 +77,8 @@ from tcdialect.transforms.ir_values import constant_index
 NVVM_KERNEL = "nvvm.kernel"
 #: The most threads a kernel is launched with along x, y, z (`.maxntid`).
 NVVM_MAXNTID = "nvvm.maxntid"
+#: The blocks of a kernel that should fit on an SM at once (`.minnctapersm`).
+NVVM_MINCTASM = "nvvm.minctasm"
 
 _REGISTERS: dict[type[Operation], tuple[type[nvvm.SpecialRegisterOp], ...]] = {
     gpu.ThreadIdOp: (nvvm.ThreadIdXOp, nvvm.ThreadIdYOp, nvvm.ThreadIdZOp),
@@ -221,7 +225,7 @@ def _lower_shuffle(op: gpu.ShuffleOp) -> None:
     Rewriter.replace_op(op, [], [res, valid])
 
 
-def _lower_function(f: gpu.FuncOp) -> None:
+def _lower_function(f: gpu.FuncOp, min_blocks_per_sm: int) -> None:
     for op in list(f.walk()):
         if isinstance(op, _DimOp):
             _lower_dim(f, op)
@@ -235,6 +239,8 @@ def _lower_function(f: gpu.FuncOp) -> None:
         f.attributes[NVVM_KERNEL] = UnitAttr()
         if f.known_block_size is not None:
             f.attributes[NVVM_MAXNTID] = f.known_block_size
+        if min_blocks_per_sm:
+            f.attributes[NVVM_MINCTASM] = IntegerAttr(min_blocks_per_sm, i32)
 
 
 @dataclass(frozen=True)
@@ -243,10 +249,14 @@ class ConvertGpuToNvvmPass(ModulePass):
 
     name = "convert-gpu-to-nvvm"
 
+    #: `nvvm.minctasm` of every kernel (`CudaOptions.min_blocks_per_sm`);
+    #: 0: none.
+    min_blocks_per_sm: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for module in op.body.block.ops:
             if not isinstance(module, gpu.ModuleOp):
                 continue
             for f in module.body.block.ops:
                 if isinstance(f, gpu.FuncOp):
-                    _lower_function(f)
+                    _lower_function(f, self.min_blocks_per_sm)

@@ -35,6 +35,11 @@ from tcdialect.backend.registry import get_backend
         ("max_shared_memory", -1, "CudaOptions.max_shared_memory must be None or"),
         ("shared_depth", 1.5, "CudaOptions.shared_depth must be None or"),
         ("arch", "sm_100a", "CudaOptions.arch must be None or one of"),
+        (
+            "min_blocks_per_sm",
+            33,
+            "CudaOptions.min_blocks_per_sm must be an integer from 0 to 32",
+        ),
     ],
 )
 def test_bad_field_is_named(field: str, value: object, message: str) -> None:

@@ -402,6 +402,37 @@ def test_ptxas_accepts_every_kernel(ptx: str, tmp_path: Path) -> None:
     assert "32 bytes smem" in info  # sum_k0's 8 partial sums
 
 
+CONV = """def conv(float(N, C, H, W) I, float(K, C, KH, KW) Wt) -> (O) {
+    O(n, k, h, w) +=! I(n, r_c, h + r_kh, w + r_kw) * Wt(k, r_c, r_kh, r_kw)
+}"""
+
+
+def test_min_blocks_per_sm_is_minnctapersm(tmp_path: Path) -> None:
+    """`CudaOptions.min_blocks_per_sm` reaches every kernel as
+    `.minnctapersm` beside `.maxntid`; 1 lets a thread keep every register
+    it needs (here ptxas spills nothing), 0 (the default) leaves it out."""
+    import numpy as np
+
+    import tcdialect
+
+    x = np.zeros((2, 16, 10, 10), np.float32)
+    w = np.zeros((16, 16, 3, 3), np.float32)
+    default = tcdialect.define(CONV, target="cuda").ir(x, w, stage="ptx")
+    assert ".minnctapersm" not in default
+    one = CudaOptions(min_blocks_per_sm=1)
+    ptx = tcdialect.define(CONV, target="cuda", options=one).ir(x, w, stage="ptx")
+    entries = re.findall(r"\.entry (\w+)\(", ptx)
+    assert entries
+    for name in entries:
+        assert re.search(r"\.maxntid [\d, ]+\n\.minnctapersm 1\n", entry(ptx, name))
+    if PTXAS is None:
+        return
+    result = ptxas(ptx, "sm_90", tmp_path)
+    assert result.returncode == 0, result.stderr
+    info = result.stdout + result.stderr
+    assert re.findall(r"(\d+) bytes spill stores", info) == ["0"] * len(entries)
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_arch(arch: str, tmp_path: Path) -> None:
     ptx = ptx_text(llvm_stage(VECTOR_ADD), arch)

@@ -71,13 +71,17 @@ _LIBDEVICE_BYTES: dict[Path, bytes] = {}
 
 def llvm_stage_passes(options: CudaOptions, info: TargetInfo) -> list[ModulePass]:
     """The passes from the `gpu` stage to the `llvm` stage (see the module
-    docstring); they depend on neither the options nor the target."""
+    docstring); of the options only `min_blocks_per_sm` reaches them."""
     from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
     from tcdialect.conversion.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
     from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
 
-    return [ConvertGpuToNvvmPass(), ConvertScfToCf(), ConvertToLlvmPass(target="cuda")]
+    return [
+        ConvertGpuToNvvmPass(options.min_blocks_per_sm),
+        ConvertScfToCf(),
+        ConvertToLlvmPass(target="cuda"),
+    ]
 
 
 def _device_ops(module: ModuleOp) -> list[Operation]:

@@ -33,6 +33,8 @@ MAX_THREADS_PER_BLOCK = 1024
 #: Largest block size along x, y and z; largest grid size along x, y and z.
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = (2**31 - 1, 65535, 65535)
+#: The most blocks an SM holds at once (sm_90; 16 to 32 on the others).
+MAX_BLOCKS_PER_SM = 32
 #: The PTX targets LLVM 22's NVPTX backend accepts that we test with ptxas.
 ARCHS: tuple[str, ...] = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 
@@ -132,6 +134,15 @@ class CudaOptions:
         (`+ max min`, every element type).
     specialize: compile sizes in as constants (one compile per shape); False
         makes sizes kernel arguments and computes the grid on the host.
+    min_blocks_per_sm: CUDA's `__launch_bounds__` second argument: the
+        blocks of a kernel that should fit on one SM at once (PTX's
+        `.minnctapersm`), which caps the registers `ptxas` may give a
+        thread. 0 (the default) gives only the block size (`.maxntid`), and
+        `ptxas` picks the registers itself: for some kernels it then spills
+        to reach a higher occupancy (conv2d 3x3: 40 registers and 28 bytes
+        of spill stores); 1 lets a thread have every register it needs
+        (109, no spills, fewer blocks per SM). Which is faster depends on
+        the kernel and the GPU: the autotuner tries 0, 1, 2 and 4.
     arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).
     """
 
@@ -151,6 +162,7 @@ class CudaOptions:
     fix_parameters_before_scheduling: bool = False
     match_library_calls: bool | None = None
     specialize: bool = True
+    min_blocks_per_sm: int = 0
     arch: str | None = None
 
     def __post_init__(self) -> None:
@@ -217,6 +229,11 @@ class CudaOptions:
             v = getattr(self, name)
             if v is not None and (not _int(v) or v < 1):
                 raise _err(name, v, "None or an integer >= 1")
+        v = self.min_blocks_per_sm
+        if not _int(v) or not 0 <= v <= MAX_BLOCKS_PER_SM:
+            raise _err(
+                "min_blocks_per_sm", v, f"an integer from 0 to {MAX_BLOCKS_PER_SM}"
+            )
         if self.arch is not None and self.arch not in ARCHS:
             raise _err("arch", self.arch, f"None or one of {', '.join(ARCHS)}")
 
@@ -257,7 +274,8 @@ class CudaOptions:
              "use_private_memory": (False, True),
              "shared_depth": (None, 1, 2, 3, 4),
              "private_depth": (None, 3, 4, 5, 6, 7),
-             "match_library_calls": (None, True, False), "specialize": (True,)}
+             "match_library_calls": (None, True, False), "specialize": (True,),
+             "min_blocks_per_sm": (0, 1, 2, 4)}
         """
         from tcdialect.backend.cpu.options import candidate_sizes
 
@@ -284,6 +302,7 @@ class CudaOptions:
         space["private_depth"] = (None, 3, 4, 5, 6, 7)
         space["match_library_calls"] = (None, True, False)
         space["specialize"] = (True,)
+        space["min_blocks_per_sm"] = (0, 1, 2, 4)
         return space
 
     # -- TC's presets ------------------------------------------------------------

@@ -1,9 +1,12 @@
 // RUN: tc-opt %s -p convert-gpu-to-nvvm | filecheck %s
+// RUN: tc-opt %s -p 'convert-gpu-to-nvvm{min-blocks-per-sm=2}' | filecheck %s --check-prefix=MIN
 
 // The thread, block and lane indices read PTX special registers (an i32 cast
 // to index); the block size is the constant of known_block_size, the grid
 // size that of known_grid_size when there is one. A kernel gets nvvm.kernel
-// and nvvm.maxntid. The host function and its launch are left alone.
+// and nvvm.maxntid; with min-blocks-per-sm, every kernel (not a device
+// function) also nvvm.minctasm (CUDA's __launch_bounds__ second argument).
+// The host function and its launch are left alone.
 
 builtin.module attributes {gpu.container_module} {
   func.func @host(%A: memref<?xf32>, %n: index) {
@@ -92,3 +95,8 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:   %0 = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK-NEXT:   %t = arith.index_cast %0 : i32 to index
 // CHECK-NEXT:   gpu.return
+
+// MIN:      gpu.func @ids({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>, nvvm.minctasm = 2 : i32} {
+// MIN:      gpu.func @grid() kernel attributes {{{.*}}nvvm.maxntid = array<i32: 32, 4, 2>, nvvm.minctasm = 2 : i32} {
+// MIN:      gpu.func @unbounded() kernel attributes {nvvm.kernel, nvvm.minctasm = 2 : i32} {
+// MIN:      gpu.func @device(%x: index) {
