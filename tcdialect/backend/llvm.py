@@ -30,7 +30,9 @@ and the converters that are missing or wrong for our pipeline are replaced:
   `nvvm.read.ptx.sreg.tid.x` → `llvm.nvvm.read.ptx.sreg.tid.x()` (and the
   other special registers), `nvvm.barrier0` →
   `llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)`, `nvvm.bar.warp.sync` →
-  `llvm.nvvm.bar.warp.sync`, `nvvm.shfl.sync bfly` on an
+  `llvm.nvvm.bar.warp.sync`, `nvvm.cp.async.shared.global ..., 4` →
+  `llvm.nvvm.cp.async.ca.shared.global.4`, `nvvm.cp.async.commit.group`
+  and `nvvm.cp.async.wait.group` → their intrinsics, `nvvm.shfl.sync bfly` on an
   `f32` → `llvm.nvvm.shfl.sync.bfly.f32` (`.f32p` returning `{float, i1}`
   with `return_value_and_is_valid`; `i32` likewise);
 - globals: linkage, constness, alignment, address space, declarations (an
@@ -424,6 +426,23 @@ def _convert_op(
             )
         case nvvm.ShflSyncOp():
             _convert_shfl_sync(op, builder, val_map)
+        case nvvm.CpAsyncSharedGlobalOp():
+            _call_intrinsic(
+                builder,
+                f"llvm.nvvm.cp.async.ca.shared.global.{op.size.value.data}",
+                [val_map[op.dst], val_map[op.src]],
+                ir.VoidType(),
+                [],
+            )
+        case nvvm.CpAsyncCommitGroupOp():
+            _call_intrinsic(
+                builder, "llvm.nvvm.cp.async.commit.group", [], ir.VoidType(), []
+            )
+        case nvvm.CpAsyncWaitGroupOp():
+            n = ir.Constant(ir.IntType(32), op.n.value.data)
+            _call_intrinsic(
+                builder, "llvm.nvvm.cp.async.wait.group", [n], ir.VoidType(), []
+            )
         case _:
             convert_op(op, builder, val_map, block_map)
 

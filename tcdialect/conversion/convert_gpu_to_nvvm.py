@@ -11,7 +11,11 @@ The first pass of the `cuda` target's `llvm` stage (docs/gpu.md), MLIR's
   `index` (`arith.index_cast`). `gpu.block_dim` is the constant of
   `known_block_size` when the function has one (the block it is launched
   with), `gpu.grid_dim` that of `known_grid_size`;
-- `gpu.barrier` is `nvvm.barrier0`;
+- `gpu.barrier` is `nvvm.barrier0`; in a kernel with copies marked
+  `tc.async_copy` (`gpu-async-copies`: `cp.async` in the LLVM lowering),
+  preceded by `nvvm.cp.async.commit.group` and `nvvm.cp.async.wait.group 0`,
+  so that the thread's copies have landed when the barrier lets the
+  others read them;
 - `gpu.shuffle <mode> %v, %offset, %width` is `nvvm.shfl.sync` (`xor` →
   `bfly`; `up`, `down`, `idx`) on the first `%width` lanes, as in MLIR: mask
   `-1 >> (32 - width)`, clamp `width - 1` (`32 - width` for `up`). An `f32`
@@ -71,6 +75,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu, nvvm
+from tcdialect.transforms.gpu_async_copies import ASYNC_COPY
 from tcdialect.transforms.ir_values import constant_index
 
 #: Unit attribute of a function that is a PTX kernel (`define ptx_kernel`).
@@ -226,12 +231,16 @@ def _lower_shuffle(op: gpu.ShuffleOp) -> None:
 
 
 def _lower_function(f: gpu.FuncOp, min_blocks_per_sm: int) -> None:
+    copies = any(ASYNC_COPY in op.attributes for op in f.walk())
     for op in list(f.walk()):
         if isinstance(op, _DimOp):
             _lower_dim(f, op)
         elif isinstance(op, gpu.LaneIdOp):
             _lower_lane_id(op)
         elif isinstance(op, gpu.BarrierOp):
+            if copies:  # the thread's cp.async copies land before the barrier
+                wait = [nvvm.CpAsyncCommitGroupOp(), nvvm.CpAsyncWaitGroupOp(0)]
+                Rewriter.insert_op(wait, InsertPoint.before(op))
             Rewriter.replace_op(op, nvvm.Barrier0Op())
         elif isinstance(op, gpu.ShuffleOp):
             _lower_shuffle(op)

@@ -14,6 +14,10 @@ process). The ops::
     %p = nvvm.shfl.sync idx %mask, %v, %offset, %clamp {return_value_and_is_valid}
         : f32 -> !llvm.struct<(f32, i1)>      // llvm.nvvm.shfl.sync.idx.f32p
 
+    nvvm.cp.async.shared.global %dst, %src, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+    nvvm.cp.async.commit.group                // llvm.nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0                // llvm.nvvm.cp.async.wait.group(0)
+
 `nvvm.shfl.sync` (kinds `bfly`, `up`, `down`, `idx`) shuffles an `f32` or
 `i32` among the lanes of `%mask`; `%clamp` is PTX's packed clamp/segment
 operand (31 for a whole warp, 0 for `up`). With `return_value_and_is_valid`
@@ -25,8 +29,8 @@ MLIR 22's optional `range` of the special registers and its `nvvm.barrier`
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import UnitAttr, f32, i1, i32
-from xdsl.dialects.llvm import LLVMStructType
+from xdsl.dialects.builtin import I32, IntegerAttr, UnitAttr, f32, i1, i32
+from xdsl.dialects.llvm import LLVMPointerType, LLVMStructType
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
@@ -251,8 +255,76 @@ class ShflSyncOp(IRDLOperation):
             )
 
 
+# -- asynchronous copies (sm_80 and later) --------------------------------------------
+
+
+@irdl_op_definition
+class CpAsyncSharedGlobalOp(IRDLOperation):
+    """`nvvm.cp.async.shared.global %dst, %src, 4, cache = ca : !llvm.ptr<3>,
+    !llvm.ptr<1>`: copy `size` bytes (4, 8 or 16) from global memory to
+    shared memory without waiting (`cp.async.ca.shared.global`, through L1);
+    the data are there after `nvvm.cp.async.commit.group` and
+    `nvvm.cp.async.wait.group` (`llvm.nvvm.cp.async.ca.shared.global.<size>`)."""
+
+    name = "nvvm.cp.async.shared.global"
+    dst = operand_def(LLVMPointerType)
+    src = operand_def(LLVMPointerType)
+    size = prop_def(IntegerAttr[I32])
+    assembly_format = (
+        "$dst `,` $src `,` $size `,` `cache` `=` `ca` attr-dict `:` type($dst) `,` "
+        "type($src)"
+    )
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, dst: SSAValue | Operation, src: SSAValue | Operation, size: int):
+        super().__init__(
+            operands=[dst, src], properties={"size": IntegerAttr(size, i32)}
+        )
+
+    def verify_(self) -> None:
+        if self.size.value.data not in (4, 8, 16):
+            raise VerifyException(
+                f"nvvm.cp.async.shared.global copies 4, 8 or 16 bytes, not "
+                f"{self.size.value.data}"
+            )
+
+
+@irdl_op_definition
+class CpAsyncCommitGroupOp(IRDLOperation):
+    """`nvvm.cp.async.commit.group`: the thread's copies issued since the last
+    commit form a group (`cp.async.commit_group`)."""
+
+    name = "nvvm.cp.async.commit.group"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class CpAsyncWaitGroupOp(IRDLOperation):
+    """`nvvm.cp.async.wait.group 0`: wait until at most `n` of the thread's
+    committed groups are pending (`cp.async.wait_group n`)."""
+
+    name = "nvvm.cp.async.wait.group"
+    n = prop_def(IntegerAttr[I32])
+    assembly_format = "$n attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, n: int):
+        super().__init__(properties={"n": IntegerAttr(n, i32)})
+
+
 NVVM = Dialect(
     "nvvm",
-    [*SPECIAL_REGISTERS, Barrier0Op, BarWarpSyncOp, ShflSyncOp],
+    [
+        *SPECIAL_REGISTERS,
+        Barrier0Op,
+        BarWarpSyncOp,
+        ShflSyncOp,
+        CpAsyncSharedGlobalOp,
+        CpAsyncCommitGroupOp,
+        CpAsyncWaitGroupOp,
+    ],
     [ShflKindAttr],
 )

@@ -94,6 +94,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return GpuCarryRegistersPass
 
+    def get_gpu_async_copies() -> type[ModulePass]:
+        from tcdialect.transforms.gpu_async_copies import GpuAsyncCopiesPass
+
+        return GpuAsyncCopiesPass
+
     def get_contract_reduction_fma() -> type[ModulePass]:
         from tcdialect.transforms.contract_reduction_fma import (
             ContractReductionFmaPass,
@@ -151,6 +156,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "affine-gpu-promote": get_affine_gpu_promote,
         "affine-gpu-register-tile": get_affine_gpu_register_tile,
         "gpu-carry-registers": get_gpu_carry_registers,
+        "gpu-async-copies": get_gpu_async_copies,
         "contract-reduction-fma": get_contract_reduction_fma,
         "unroll-inner-loops": get_unroll_inner_loops,
         "contract-temporaries": get_contract_temporaries,

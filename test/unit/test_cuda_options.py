@@ -35,6 +35,7 @@ from tcdialect.backend.registry import get_backend
         ("max_shared_memory", -1, "CudaOptions.max_shared_memory must be None or"),
         ("shared_depth", 1.5, "CudaOptions.shared_depth must be None or"),
         ("arch", "sm_100a", "CudaOptions.arch must be None or one of"),
+        ("async_copy", None, "CudaOptions.async_copy must be True or False"),
         (
             "min_blocks_per_sm",
             33,

@@ -433,6 +433,42 @@ def test_min_blocks_per_sm_is_minnctapersm(tmp_path: Path) -> None:
     assert re.findall(r"(\d+) bytes spill stores", info) == ["0"] * len(entries)
 
 
+MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
+    C(m, n) +=! A(m, r_k) * B(r_k, n)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("options", "copies"),
+    [
+        (CudaOptions(), True),
+        (CudaOptions(async_copy=False), False),
+        (CudaOptions(arch="sm_75"), False),  # cp.async exists from sm_80 on
+    ],
+)
+def test_slices_are_copied_with_cp_async(
+    options: CudaOptions, copies: bool, tmp_path: Path
+) -> None:
+    """A matmul's streamed slices reach shared memory by `cp.async`, waited
+    for before each barrier, on sm_80 and later unless `async_copy=False`."""
+    import numpy as np
+
+    import tcdialect
+
+    a = np.zeros((256, 256), np.float32)
+    k = tcdialect.define(MATMUL, target="cuda", options=options)
+    ptx = k.ir(a, a, stage="ptx")
+    assert ("cp.async.ca.shared.global" in ptx) == copies
+    assert ("cp.async.wait_group" in ptx) == copies
+    if copies:
+        body = entry(ptx, "matmul_k0")
+        assert body.index("cp.async.wait_group") < body.index("bar.sync")
+    if PTXAS is not None:
+        arch = options.arch or "sm_90"
+        result = ptxas(ptx, arch, tmp_path)
+        assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_arch(arch: str, tmp_path: Path) -> None:
     ptx = ptx_text(llvm_stage(VECTOR_ADD), arch)

@@ -1188,3 +1188,60 @@ def test_warp_barrier_in_divergent_code() -> None:
     m = module("%O: memref<?xf32>", body, outputs="O")
     with pytest.raises(TCError, match="a warp barrier is not reached by thread"):
         run(m, [], [f32(4)])
+
+
+# ------------------------------------------------------------- async copies
+
+
+def through_shared(copy: str, early: bool) -> str:
+    """Each of 32 threads copies X[t] into shared memory, marked `copy`
+    (`{tc.async_copy}` or nothing), and writes to Y[t] element 31 - t of it
+    after the barrier or (`early`) its own element t before it."""
+    after = """
+      %r = arith.subi %c31, %tx : index
+      %v = memref.load %smem[%r] : memref<32xf32, 3 : i32>
+      memref.store %v, %Y[%tx] : memref<32xf32>
+"""
+    before = """
+      %v = memref.load %smem[%tx] : memref<32xf32, 3 : i32>
+      memref.store %v, %Y[%tx] : memref<32xf32>
+"""
+    return f"""
+      %c31 = arith.constant 31 : index
+      %smem = memref.alloca() : memref<32xf32, 3 : i32>
+      %tx = $tid_x
+      %x = memref.load %X[%tx] : memref<32xf32>
+      memref.store %x, %smem[%tx] {copy} : memref<32xf32, 3 : i32>
+      {before if early else ""}
+      $barrier
+      {"" if early else after}
+"""
+
+
+PARAMS_XY = "%X: memref<32xf32>, %Y: memref<32xf32>"
+
+
+@pytest.mark.parametrize("copy", ["", "{tc.async_copy}"])
+def test_async_copies_land_at_the_barrier(copy: str) -> None:
+    """A store marked `tc.async_copy` (cp.async on the device) lands when
+    its thread reaches the next barrier: read after it, the copy is there."""
+    m = module(PARAMS_XY, through_shared(copy, False), inputs="X", outputs="Y")
+    X = f32(32)
+    Y = np.zeros(32, np.float32)
+    run(m, [X], [Y])
+    np.testing.assert_array_equal(Y, X[::-1])
+
+
+@pytest.mark.parametrize(("copy", "lands"), [("", True), ("{tc.async_copy}", False)])
+def test_an_async_copy_is_not_there_before_the_barrier(copy: str, lands: bool) -> None:
+    """Read back by its own thread before the barrier, a plain store is
+    there, a marked copy still in flight: the read sees shared memory's
+    poison (NaN), as it may on the device."""
+    m = module(PARAMS_XY, through_shared(copy, True), inputs="X", outputs="Y")
+    X = f32(32)
+    Y = np.zeros(32, np.float32)
+    run(m, [X], [Y])
+    if lands:
+        np.testing.assert_array_equal(Y, X)
+    else:
+        assert np.isnan(Y).all()

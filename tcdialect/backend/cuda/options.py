@@ -143,6 +143,11 @@ class CudaOptions:
         of spill stores); 1 lets a thread have every register it needs
         (109, no spills, fewer blocks per SM). Which is faster depends on
         the kernel and the GPU: the autotuner tries 0, 1, 2 and 4.
+    async_copy: copy slices from global into shared memory with
+        `cp.async` (`gpu-async-copies`) where the PTX target has it (sm_80
+        and later): a thread's copies are all in flight at once and land
+        together before the barrier, instead of each load waiting for the
+        one before. False: loads and stores through registers.
     arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).
     """
 
@@ -163,6 +168,7 @@ class CudaOptions:
     match_library_calls: bool | None = None
     specialize: bool = True
     min_blocks_per_sm: int = 0
+    async_copy: bool = True
     arch: str | None = None
 
     def __post_init__(self) -> None:
@@ -212,6 +218,7 @@ class CudaOptions:
             "use_readonly_cache",
             "fix_parameters_before_scheduling",
             "specialize",
+            "async_copy",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise _err(name, getattr(self, name), "True or False")
@@ -275,7 +282,7 @@ class CudaOptions:
              "shared_depth": (None, 1, 2, 3, 4),
              "private_depth": (None, 3, 4, 5, 6, 7),
              "match_library_calls": (None, True, False), "specialize": (True,),
-             "min_blocks_per_sm": (0, 1, 2, 4)}
+             "min_blocks_per_sm": (0, 1, 2, 4), "async_copy": (True, False)}
         """
         from tcdialect.backend.cpu.options import candidate_sizes
 
@@ -303,6 +310,7 @@ class CudaOptions:
         space["match_library_calls"] = (None, True, False)
         space["specialize"] = (True,)
         space["min_blocks_per_sm"] = (0, 1, 2, 4)
+        space["async_copy"] = (True, False)
         return space
 
     # -- TC's presets ------------------------------------------------------------

@@ -116,6 +116,7 @@ class CudaBackend(Backend):
             from tcdialect.transforms.contract_reduction_fma import (
                 ContractReductionFmaPass,
             )
+            from tcdialect.transforms.gpu_async_copies import GpuAsyncCopiesPass
             from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
             from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
@@ -127,6 +128,13 @@ class CudaBackend(Backend):
             promote = (
                 [AffineGpuPromotePass.from_options(options, info)]
                 if options.use_shared_memory is not False or options.use_private_memory
+                else []
+            )
+            # cp.async exists from sm_80 on
+            arch = self.arch(options, info)
+            copies = (
+                [GpuAsyncCopiesPass()]
+                if options.async_copy and int(arch.removeprefix("sm_")) >= 80
                 else []
             )
             private = options.use_private_memory
@@ -146,6 +154,7 @@ class CudaBackend(Backend):
                 ContractReductionFmaPass(),
                 CanonicalizePass(),
                 CommonSubexpressionElimination(),
+                *copies,
             ]
         if stage == "llvm":
             from tcdialect.backend.cuda.device import llvm_stage_passes

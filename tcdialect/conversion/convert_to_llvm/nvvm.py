@@ -26,6 +26,9 @@ memory (`!llvm.ptr<1>`) unless in memory space 3 (`type_converter.CUDA_SPACES`).
   allocas (private to each thread) are `llvm.alloca`s as in `memref`, but
   16-byte aligned (a GPU thread's stack is small; `memref` aligns static
   CPU buffers to 64 bytes for AVX-512);
+- a `memref.store` marked `tc.async_copy` (`gpu-async-copies`) copies
+  from its value's load address: `nvvm.cp.async.shared.global`; the load
+  is left to LLVM's dead-code elimination;
 - `memref.prefetch` is not supported (its intrinsic is the CPU's).
 """
 
@@ -42,8 +45,8 @@ from tcdialect.conversion.convert_to_llvm.lowering import (
     Handler,
     lower_llvm_passthrough,
 )
-from tcdialect.conversion.convert_to_llvm.memref import lower_alloca
-from tcdialect.conversion.convert_to_llvm.memref_abi import MemRef
+from tcdialect.conversion.convert_to_llvm.memref import lower_alloca, lower_store
+from tcdialect.conversion.convert_to_llvm.memref_abi import MemRef, element_ptr
 from tcdialect.conversion.convert_to_llvm.type_converter import (
     CUDA_SPACES,
     check_memref,
@@ -52,7 +55,9 @@ from tcdialect.conversion.convert_to_llvm.type_converter import (
     memref_pointer,
     scalar_type,
 )
+from tcdialect.dialects import nvvm
 from tcdialect.dialects.nvvm import NVVM
+from tcdialect.transforms.gpu_async_copies import ASYNC_COPY, copy_bytes
 
 SHARED_SPACE = 3
 """The memref memory space (and LLVM address space) of shared memory."""
@@ -113,6 +118,25 @@ def _private_alloca(
     lw.set(op.memref, MemRef(t, alloca.res, ()))
 
 
+def lower_device_store(lw: FunctionLowering, op: Operation) -> None:
+    """A store marked `tc.async_copy` (`gpu-async-copies`: a global load's
+    value into shared memory) is `nvvm.cp.async.shared.global` from the
+    load's address; any other store is `llvm.store`."""
+    assert isinstance(op, memref.StoreOp)
+    load = op.value.owner
+    size = copy_bytes(op.memref.type)
+    if (
+        ASYNC_COPY not in op.attributes
+        or not isinstance(load, memref.LoadOp)
+        or size is None
+    ):
+        lower_store(lw, op)
+        return
+    src = element_ptr(lw, lw.get_memref(load.memref, load), load.indices, load)
+    dst = element_ptr(lw, lw.get_memref(op.memref, op), op.indices, op)
+    lw.emit(nvvm.CpAsyncSharedGlobalOp(dst, src, size))
+
+
 def _unsupported(lw: FunctionLowering, op: Operation) -> None:
     raise err(op, "unsupported operation on the GPU")
 
@@ -125,6 +149,7 @@ def populate_nvvm_to_llvm(handlers: dict[str, Handler]) -> None:
         {
             "gpu.return": lower_return,
             "memref.alloca": lower_device_alloca,
+            "memref.store": lower_device_store,
             "memref.prefetch": _unsupported,
         }
     )

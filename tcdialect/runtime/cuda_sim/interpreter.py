@@ -30,6 +30,9 @@ used as an index, a condition, a loop bound or a size. The `gpu` ops:
 - `gpu.barrier`: every block with an active lane must have all its threads
   active (else a `TCError`: a barrier not reached by all threads of a
   block); each such block then enters a new epoch;
+- a `memref.store` marked `tc.async_copy` (`gpu-async-copies`: `cp.async`
+  on the device) is written when its lane reaches the next barrier, not
+  before: an early read of the copy sees the old contents;
 - `nvvm.bar.warp.sync -1` (CUDA's `__syncwarp`): every thread of a warp
   with an active lane must be active; each such warp's lanes then count one
   more warp barrier (`lanes.Lanes.stamp`), which orders their accesses;
@@ -78,6 +81,7 @@ from tcdialect.reference import (
 )
 from tcdialect.runtime.cuda_sim.lanes import WARP, Dim3, Lanes
 from tcdialect.runtime.cuda_sim.memory import Buffer, Race, Space, poison
+from tcdialect.transforms.gpu_async_copies import ASYNC_COPY
 
 Array = np.ndarray[Any, Any]
 Mask = Array | None
@@ -210,6 +214,9 @@ class KernelRun:
             t = arg.type
             assert isinstance(t, MemRefType)
             self.env[arg] = self.alloc(t, "shared", name, [])
+        #: Copies marked `tc.async_copy` not yet landed: (buffer, lanes,
+        #: addresses, values); see `land_copies`.
+        self.in_flight: list[tuple[Buffer, Array, Array, Array]] = []
         #: Values some lanes of which come from a racing read (see `racy`).
         self.racy: dict[SSAValue, Race] = {}
         self._sel_of: Mask = None
@@ -225,6 +232,22 @@ class KernelRun:
             if passed is not None:
                 return passed
         return []
+
+    def land_copies(self, mask: Mask) -> None:
+        """Write the in-flight copies of the lanes of `mask` (all: None),
+        which reach a barrier: `cp.async` data are there only after the
+        wait before it, so a read of the destination before the barrier
+        sees the old contents (the simulator's check that a copy marked
+        `tc.async_copy` is not read early)."""
+        kept: list[tuple[Buffer, Array, Array, Array]] = []
+        for buf, lanes, flat, values in self.in_flight:
+            now = np.ones(len(lanes), bool) if mask is None else mask[lanes]
+            if now.any():
+                buf.store(self.lanes, lanes[now], flat[now], values[now])
+            if not now.all():
+                later = ~now
+                kept.append((buf, lanes[later], flat[later], values[later]))
+        self.in_flight = kept
 
     def select(self, mask: Mask) -> Array | None:
         """The active lanes of `mask` (None: all of them)."""
@@ -380,6 +403,7 @@ def _barrier(p: PreparedKernel, op: Any) -> Step:
 
 def _barrier_step(run: KernelRun, mask: Mask) -> None:
     lanes = run.lanes
+    run.land_copies(mask)
     if mask is None:
         lanes.epoch += 1
         return
@@ -509,6 +533,7 @@ def _load(p: PreparedKernel, op: Any) -> Step:
 def _store(p: PreparedKernel, op: Any) -> Step:
     memref, indices, value = op.memref, tuple(op.indices), op.value
     elem = memref.type.element_type
+    deferred = ASYNC_COPY in op.attributes
 
     def step(run: KernelRun, mask: Mask) -> None:
         env = run.env
@@ -518,6 +543,11 @@ def _store(p: PreparedKernel, op: Any) -> Step:
         flat = buf.address(run.lanes, sel, [env[v] for v in indices], "store")
         v = env[value]
         v = v[sel] if v.ndim and sel is not None else v
+        if deferred:  # a cp.async copy: it lands at the lane's next barrier
+            lanes = np.arange(run.lanes.count) if sel is None else sel.copy()
+            values = np.broadcast_to(body_to_tensor(v, elem), flat.shape)
+            run.in_flight.append((buf, lanes, flat, values))
+            return
         buf.store(run.lanes, sel, flat, body_to_tensor(v, elem))
 
     return step
