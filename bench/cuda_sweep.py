@@ -50,9 +50,16 @@ SETS: dict[str, list[dict[str, Any]]] = {
     # a long reduction: one block (no atomics) against blocks that add their
     # totals atomically, as many as the mapper picks or a fixed number
     "split": [{}, {"grid": [1]}, {"grid": [32]}, {"grid": [1024]}],
-    # CUDA's __launch_bounds__ second argument: ptxas's own register choice
-    # (it spills in some GEMM-like kernels) against 1, 2 and 4 blocks per SM
-    "launch_bounds": [{"min_blocks_per_sm": n} for n in (0, 1, 2, 4)],
+    # code generation: copies into shared memory by cp.async (the default)
+    # or through registers, and CUDA's __launch_bounds__ second argument:
+    # ptxas's own register choice (it spills in some GEMM-like kernels)
+    # against 1 and 2 blocks per SM
+    "codegen": [
+        {},
+        {"async_copy": False},
+        {"min_blocks_per_sm": 1},
+        {"min_blocks_per_sm": 2},
+    ],
     # a short reduction (TC's batched 26 x 72 x 26 products): staged 32 at a
     # time (the default) against all of it at once, from shared memory or
     # from global memory through L1, and the batch's threads 26 x 8 or 26 x 26

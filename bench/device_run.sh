@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The GPU machine's checks in one call (issue 35): test/gpu, the host cost of
-# a cached call, and the GPU benchmark. From the repo root, with the kit in
+# The GPU machine's checks (issue 35): test/gpu, the host cost of a cached
+# call, the GPU benchmark, and option sweeps (bench/cuda_sweep.py). From the repo root, with the kit in
 # .gpu/ (../shared/gpu/README.md; put pytest-xdist and execnet, pure Python, in
 # .gpu/extra to run test/gpu on 12 workers):
 #
-#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|all] [BENCH ARGS...]
+#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|sweeps|all] [BENCH ARGS...]
 #
-# `all` takes longer than one `run` call may (600 s): call `tests`, then
-# `bench` (about 3 and 7 minutes on an H100).
+# `all` takes longer than one `run` call may (600 s): run `tests` then
+# `bench` in one call (about 3 + 4 minutes on an H100), and `sweeps` (about
+# 6) in a second if device time is left.
 #
 # Everything lands in $OUT (default ./device-out): device.txt, test-gpu.txt
 # and test-gpu.xml, cuda_overhead.json, RESULTS-cuda.md and bench-cuda.json.
@@ -40,14 +41,17 @@ fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
   timeout "${BENCH_TIMEOUT:-420}" python3 -m bench.cuda --output "$OUT/RESULTS-cuda.md" \
     --json "$OUT/bench-cuda.json" "$@" 2>&1 | tail -60
-  # a sum shared by blocks with atomics against one block (issue 34)
-  timeout 90 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
-    --budget-s 60 --out "$OUT" 2>&1 | tail -8
+fi
+if [ "$mode" = sweeps ] || [ "$mode" = all ]; then
+  # code generation choices on the GEMM family and the convolutions:
+  # cp.async or not, and the registers ptxas may use
+  timeout 200 python3 -m bench.cuda_sweep \
+    --kernels matmul_4096,mlp_8192x4096,tmm_128x4096x16384,conv2d_32x128x128_58,gconv_c16_14,kronecker3_256_16x64 \
+    --options codegen --budget-s 170 --out "$OUT" 2>&1 | tail -8
   # a short reduction staged whole or 32 at a time (tbmm)
   timeout 90 python3 -m bench.cuda_sweep --kernels tbmm_16000x26x72x26 \
     --options reduction_tile --budget-s 60 --out "$OUT" 2>&1 | tail -8
-  # the registers ptxas may use (it spills in some GEMM-like kernels)
-  timeout 130 python3 -m bench.cuda_sweep \
-    --kernels matmul_4096,mlp_8192x4096,conv2d_32x128x128_58,gconv_c16_14,kronecker3_256_16x64 \
-    --options launch_bounds --budget-s 100 --out "$OUT" 2>&1 | tail -8
+  # a sum shared by blocks with atomics against one block (issue 34)
+  timeout 90 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
+    --budget-s 60 --out "$OUT" 2>&1 | tail -8
 fi
