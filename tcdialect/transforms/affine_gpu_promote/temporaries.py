@@ -41,6 +41,7 @@ becomes::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, func, memref
@@ -87,7 +88,7 @@ def _blocks(op: Operation, top: Operation) -> list[affine.ParallelOp] | None:
     return chain[::-1]
 
 
-def _leads_with(access: _Access, ivs: list[SSAValue]) -> bool:
+def _leads_with(access: _Access, ivs: Sequence[SSAValue]) -> bool:
     """Whether the subscripts of `access` start with `ivs`, exactly, and no
     other subscript uses them."""
     m = access.map.data
