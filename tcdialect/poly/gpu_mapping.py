@@ -47,7 +47,9 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    unit-stride subscript (the scheduler puts it innermost). For a grouped
    convolution `O(n, g, f, h, w)` with the default 32 x 8 block: blocks on
    `n, g` (tiles of 1), threads on `h, w` (tiles of 32), `f` a loop in each
-   thread. The mapping is cyclic (code generation turns a mapped loop into
+   thread; where `h, w` give fewer than `MIN_BLOCK_THREADS` threads
+   (5 x 5 at C=F=32 7x7), `f` goes to threads along z too (`_z_threads`:
+   5 x 5 x 32). The mapping is cyclic (code generation turns a mapped loop into
    a loop starting at the block or thread index and stepping by the grid or
    block size), so every size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
@@ -143,6 +145,11 @@ DEFAULT_FUSION = "preserve3coincident"
 SM_THREADS = 2048
 #: Threads in a block on every CUDA GPU.
 MAX_THREADS = 1024
+#: Threads along z in a block on every CUDA GPU.
+MAX_BLOCK_Z = 64
+#: The fewest threads a block gets from its x and y members before a third
+#: member goes to z (`_z_threads`): four warps, one per scheduler of an SM.
+MIN_BLOCK_THREADS = 128
 AXES = ("x", "y", "z")
 
 
@@ -435,6 +442,10 @@ def _map_band(
     limits = mapping.block
     if mapping.tile is None and not reduce and threads == 1:
         limits = (math.prod(mapping.block),)
+    elif mapping.tile is None and not reduce and threads == len(limits) == 2:
+        z = _z_threads(extents, lead, limits, mapping.fill // SM_THREADS)
+        if z > 1:
+            limits, threads = (*limits, z), 3
     # A reduction loop inside each thread's elements (matmul's r_k): each
     # thread takes a register tile of REGISTER_TILE elements along each
     # thread axis, and the block stages DEFAULT_TILE of the reduction at a
@@ -520,6 +531,32 @@ def _map_band(
         )
     mark = format_mark(rest.get_schedule_depth(), [member])
     return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def _z_threads(
+    extents: Sequence[int | None], lead: int, limits: Sequence[int], sms: int
+) -> int:
+    """Threads along z for the leading member outside the two on x and y,
+    when those two give a block fewer than `MIN_BLOCK_THREADS` threads (a
+    grouped convolution's 5 x 5 output plane: 25 threads, most of each SM
+    idle) and the members outside it still give the `sms` SMs a block each:
+    the largest power of two within that member's extent, CUDA's 64 along z
+    and `MAX_THREADS` in all (the 7x7 convolution's `f` of 32: 32, 5 x 5 x 32
+    threads, n x g = 1024 blocks); 1 when the extents are not numbers or the
+    block is big enough."""
+    if lead < 3 or any(e is None for e in extents[:lead]):
+        return 1
+    if math.prod(e for e in extents[: lead - 3] if e is not None) < sms:
+        return 1
+    w, h, outer = (extents[lead - 1], extents[lead - 2], extents[lead - 3])
+    assert w is not None and h is not None and outer is not None
+    plane = min(w, limits[0]) * min(h, limits[1])
+    if plane >= MIN_BLOCK_THREADS:
+        return 1
+    z = 1
+    while z * 2 <= min(outer, MAX_BLOCK_Z, MAX_THREADS // max(1, plane)):
+        z *= 2
+    return z
 
 
 def _tiles(extents: Sequence[int | None], lead: int, per: Sequence[int]) -> float:
