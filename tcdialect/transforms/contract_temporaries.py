@@ -93,9 +93,12 @@ def _parallel_ancestors(op: Operation) -> list[xaffine.ParallelOp]:
     return out
 
 
-def _contractible(
+def temporary_uses(
     alloc: memref.AllocOp, entry: Block
-) -> tuple[xaffine.ParallelOp, int, list[_Access], list[memref.DeallocOp]] | None:
+) -> tuple[list[_Access], list[memref.DeallocOp]] | None:
+    """The `affine.load` / `affine.store` ops of `alloc`'s buffer and its
+    `memref.dealloc`s in block `entry`, when those are all its uses and it
+    has an access; else None."""
     accesses: list[_Access] = []
     deallocs: list[memref.DeallocOp] = []
     for use in alloc.memref.uses:
@@ -106,8 +109,16 @@ def _contractible(
             accesses.append(user)
         else:
             return None
-    if not accesses:
+    return (accesses, deallocs) if accesses else None
+
+
+def _contractible(
+    alloc: memref.AllocOp, entry: Block
+) -> tuple[xaffine.ParallelOp, int, list[_Access], list[memref.DeallocOp]] | None:
+    uses = temporary_uses(alloc, entry)
+    if uses is None:
         return None
+    accesses, deallocs = uses
     chains = [_parallel_ancestors(a) for a in accesses]
     if any(not c for c in chains):
         return None

@@ -51,6 +51,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcdialect.transforms.affine_gpu_promote.kernel import Kernel, processor
+from tcdialect.transforms.contract_temporaries import temporary_uses
 
 #: Shared memory's memref memory space.
 SHARED_SPACE = 3
@@ -107,18 +108,11 @@ def _temporary(alloc: memref.AllocOp, k: Kernel) -> Temporary | None:
     t = alloc.memref.type
     if not isinstance(t, MemRefType) or alloc.dynamic_sizes:
         return None
-    accesses: list[_Access] = []
-    deallocs: list[memref.DeallocOp] = []
-    for use in alloc.memref.uses:
-        user = use.operation
-        if isinstance(user, memref.DeallocOp):
-            deallocs.append(user)
-        elif isinstance(user, _Access) and user.memref is alloc.memref:
-            accesses.append(user)
-        else:
-            return None
-    if not accesses:
+    entry = alloc.parent_block()
+    uses = None if entry is None else temporary_uses(alloc, entry)
+    if uses is None:
         return None
+    accesses, deallocs = uses
     chain = _blocks(accesses[0], k.top)
     if not chain:
         return None
