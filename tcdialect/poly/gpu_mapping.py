@@ -13,13 +13,15 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    reduction dimensions: softmax's row maximum and `exp` over the row) and
    no fusion (`min`) has no such loop: then `min`, whose separate nests map
    the row onto threads. (The CPU keeps the fused order: one core walks a
-   row anyway, and it stays in cache.) When those nests all start with the
-   same rows and depend on each other only within a row, and the rows are
-   enough for a block each to fill the GPU, the rows become one band over
-   the nests instead (`_fuse_rows`), on blocks, and each nest of a row runs
-   on the block's threads in turn (`_map_rows`): softmax in one kernel that
-   reads each row from memory once, not six kernels that read the tensor
-   again each time.
+   row anyway, and it stays in cache.) When those nests (also those of a
+   fusion that leaves several kernels: group normalisation's seven) all
+   start with the same rows, depend on each other only within a row and are
+   each a reduction or element-wise below the rows, and the rows are
+   enough for a block each to fill the GPU (blocks of up to 1024 threads
+   where rows are fewer), the rows become one band over the nests instead
+   (`_fuse_rows`), on blocks, and each nest of a row runs on the block's
+   threads in turn (`_map_rows`): softmax in one kernel that reads each row
+   from memory once, not six kernels that read the tensor again each time.
 2. Each outermost band is tiled with `mapping.tile` (member `k` by `tile[k]`,
    0 = not tiled), or, when `tile` is None, the innermost `len(block)`
    leading coincident members (those that go to threads) by `DEFAULT_TILE`,
