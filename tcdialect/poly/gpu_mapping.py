@@ -835,6 +835,22 @@ def _sequential(
     return found
 
 
+def _rows_may_fill(scop: Scop, mapping: GpuMapping) -> bool:
+    """Whether every statement has a known number of instances, at least the
+    rows that blocks of `MAX_THREADS` need to fill the GPU: what `_fuse_rows`
+    needs of the rows, checked before the unfused schedule is computed."""
+    least = -(-mapping.fill // MAX_THREADS)
+    for stmt in scop.statements.values():
+        domain = stmt.domain
+        params = domain.dim(isl.dim_type.param)
+        if params and domain.involves_dims(isl.dim_type.param, 0, params):
+            return False  # sizes known at run time only: extents unknown
+        n = domain.count_val()
+        if not n.is_int() or n.to_python() < least:
+            return False
+    return True
+
+
 def _nests(schedule: isl.Schedule) -> int:
     """The outermost nests of `schedule` (its kernels): the children of a
     top-level sequence, else 1."""
@@ -870,7 +886,9 @@ def map_schedule(scop: Scop, deps: isl.UnionMap, mapping: GpuMapping) -> isl.Sch
     fusion = mapping.fusion or DEFAULT_FUSION
     schedule = _fused_schedule(scop, deps, context, fusion, reductions)
     sequential = _sequential(schedule, scop, reductions)
-    if mapping.fusion is None and (sequential or _nests(schedule) > 1):
+    if mapping.fusion is None and (
+        sequential or (_nests(schedule) > 1 and _rows_may_fill(scop, mapping))
+    ):
         unfused = _fused_schedule(scop, deps, context, "min", reductions)
         if not _sequential(unfused, scop, reductions):
             rows = None
