@@ -199,8 +199,13 @@ def test_crashing_hanging_and_wrong_candidates_are_invalid(
 
 
 #: A tuning process: random search over more candidates than a test waits
-#: for (it is stopped midway), prints the record's counts.
+#: for (it is stopped midway), prints the record's counts. Ctrl-C raises
+#: KeyboardInterrupt there even when the test runs in a process that
+#: ignores SIGINT (an earlier test in the same worker may leave it so, and
+#: a child inherits it): as in a terminal.
 TUNE = f"""
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import json, sys, numpy as np, tcdialect
 from tcdialect.tune import autotune, tuning_record
 k = tcdialect.define({MATMUL!r})

@@ -13,6 +13,9 @@ it becomes a `memref.alloca` of the slice in memory space 3 (shared
 memory) at the start of the innermost block loop's body, each access
 dropping the first `r` subscripts; the alloc and its deallocs go.
 
+Not in the kernels of a recurrence's step loop (on the host): a value
+there may pass from one step's launch to the next.
+
 Why: softmax's `e(n, d) = exp(I(n, d) - mx(n))` in a kernel with a block
 per row (`gpu_mapping._fuse_rows`) would go to global memory and come
 back, a write and two reads of a tensor as large as the input; in shared
@@ -137,6 +140,8 @@ def temporaries(fn: func.FuncOp, k: Kernel) -> list[Temporary]:
     """The temporaries of `fn` that live within one iteration of `k`'s
     block loops (see the module docstring)."""
     found: list[Temporary] = []
+    if k.top.parent_block() is not fn.body.block:
+        return found  # a recurrence's step kernel: a value may pass between steps
     for op in fn.body.block.ops:
         if isinstance(op, memref.AllocOp) and (t := _temporary(op, k)) is not None:
             found.append(t)
