@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's checks (issue 35): test/gpu, the host cost of a cached
-# call, the GPU benchmark, and option sweeps (bench/cuda_sweep.py). From the repo root, with the kit in
-# .gpu/ (../shared/gpu/README.md; put pytest-xdist and execnet, pure Python, in
-# .gpu/extra to run test/gpu on 12 workers):
+# call, the GPU benchmark, and option sweeps (bench/cuda_sweep.py). From the
+# repo root, with the kit in .gpu/ (../shared/gpu/README.md; put pytest-xdist
+# and execnet, pure Python, in .gpu/extra to run test/gpu on 12 workers):
 #
 #   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|sweeps|all] [BENCH ARGS...]
 #
@@ -11,7 +11,8 @@
 # 6) in a second if device time is left.
 #
 # Everything lands in $OUT (default ./device-out): device.txt, test-gpu.txt
-# and test-gpu.xml, cuda_overhead.json, RESULTS-cuda.md and bench-cuda.json.
+# and test-gpu.xml, cuda_overhead.json, RESULTS-cuda.md, bench-cuda.json and
+# sweep-<set>.md / .json.
 set -u
 mode=${1:-all}
 shift || true
