@@ -49,29 +49,31 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from tcdialect.dialects import gpu
+from tcdialect.transforms.affine_gpu_promote.shared import SHARED_SPACE
 
 #: The unit attribute of a store that may be a `cp.async` copy.
 ASYNC_COPY = "tc.async_copy"
-#: Shared memory's memref memory space.
-SHARED_SPACE = 3
 #: Element sizes (bits) that `cp.async` copies.
 COPY_BITS = (32, 64)
+#: The memory space `_space` gives global memory (a memref without one).
+GLOBAL = 0
 
 
 def _space(t: Attribute) -> int | None:
-    """The memory space of memref type `t` as an int (0 when none)."""
+    """The memory space of memref type `t`: `GLOBAL` without one, `n` for
+    `n : i32`; None for any other type or attribute."""
     if not isinstance(t, MemRefType):
         return None
     space = t.memory_space
-    if isinstance(space, IntegerAttr):
-        return int(space.value.data)
-    return 0
+    if isinstance(space, NoneAttr):
+        return GLOBAL
+    return int(space.value.data) if isinstance(space, IntegerAttr) else None
 
 
 def copy_bytes(t: Attribute) -> int | None:
@@ -92,7 +94,7 @@ def _copied_load(store: memref.StoreOp) -> memref.LoadOp | None:
     load = store.value.owner
     if not isinstance(load, memref.LoadOp) or load.parent is not store.parent:
         return None
-    if _space(load.memref.type) != 0:
+    if _space(load.memref.type) != GLOBAL:
         return None
     op = load.next_op
     while op is not None and op is not store:

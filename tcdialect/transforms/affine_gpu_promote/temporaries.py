@@ -54,10 +54,8 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcdialect.transforms.affine_gpu_promote.kernel import Kernel, processor
+from tcdialect.transforms.affine_gpu_promote.shared import SHARED_SPACE
 from tcdialect.transforms.contract_temporaries import temporary_uses
-
-#: Shared memory's memref memory space.
-SHARED_SPACE = 3
 
 _Access = affine.LoadOp | affine.StoreOp
 
