@@ -3,9 +3,9 @@
 A `gpu`-stage pass (docs/gpu.md) for GPUs of sm_80 and later. In every
 kernel (`gpu.func` ... `kernel`), a ``memref.store %v, %S[...]`` into
 shared memory (memory space 3) of a value ``%v = memref.load %G[...]``
-loaded from global memory (a memref without a memory space) earlier in the
-same block, with only side-effect-free ops between the two, of a 32- or
-64-bit element, gets the unit attribute ``tc.async_copy`` when a
+loaded from global memory (a memref without a memory space) that the
+kernel does not write, earlier in the same block, with only
+side-effect-free ops between the two, of a 32- or 64-bit element, gets the unit attribute ``tc.async_copy`` when a
 `gpu.barrier` follows it before anything reads `%S`: walking out from the
 store to the op `T` that holds it in the block of such a barrier, neither
 `T` nor an op between `T` and the barrier loads from `%S`.
@@ -24,7 +24,8 @@ all in flight at once and wait together at the barrier.
 
 Left alone: a store of any other value, a store into global or private
 memory, a 8- or 16-bit element (cp.async copies 4, 8 or 16 bytes), a load
-with something that may write memory between it and the store, and a store
+with something that may write memory between it and the store, a load from
+an array the kernel writes (the copy might read the new value), and a store
 with no barrier before a read of its buffer (or none at all in its kernel).
 Example (a copy loop; the slice is read after the barrier)::
 
@@ -135,11 +136,17 @@ def _barrier_follows(store: memref.StoreOp, kernel: gpu.FuncOp) -> bool:
 
 def mark_async_copies(kernel: gpu.FuncOp) -> int:
     """Mark the stores of `kernel` that may be `cp.async` copies; return how many."""
+    written = {
+        op.memref
+        for op in kernel.walk()
+        if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)
+    }
     count = 0
     for op in kernel.walk():
         if (
             isinstance(op, memref.StoreOp)
-            and _copied_load(op) is not None
+            and (load := _copied_load(op)) is not None
+            and load.memref not in written
             and _barrier_follows(op, kernel)
         ):
             op.attributes[ASYNC_COPY] = UnitAttr()

@@ -4,8 +4,8 @@
 // element, with a barrier after it before any read of the buffer, is marked
 // tc.async_copy (cp.async in the LLVM lowering). Left alone: a computed
 // value, a 16-bit element, a copy read before the barrier, a copy with no
-// barrier after it, a copy with a store between its load and its store, and
-// a function that is not a kernel.
+// barrier after it, a copy with a store between its load and its store, a
+// copy of an array the kernel writes, and a function that is not a kernel.
 
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -41,6 +41,10 @@ builtin.module attributes {gpu.container_module} {
       memref.store %c, %O[%tx] : memref<64xf32>
       memref.store %c, %S[%tx] : memref<64xf32, 3 : i32>
       gpu.barrier
+      // a copy of an array the kernel writes
+      %o = memref.load %O[%tx] : memref<64xf32>
+      memref.store %o, %S[%tx] : memref<64xf32, 3 : i32>
+      gpu.barrier
       // no barrier after it
       %e = memref.load %A[%tx] : memref<64xf32>
       memref.store %e, %S[%tx] : memref<64xf32, 3 : i32>
@@ -65,6 +69,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:        memref.store %two, %S[%tx] : memref<64xf32, 3 : i32>
 // CHECK:        memref.store %b, %S[%tx] : memref<64xf32, 3 : i32>
 // CHECK:        memref.store %c, %S[%tx] : memref<64xf32, 3 : i32>
+// CHECK:        memref.store %o, %S[%tx] : memref<64xf32, 3 : i32>
 // CHECK:        memref.store %e, %S[%tx] : memref<64xf32, 3 : i32>
 // CHECK:      gpu.func @device(
 // CHECK:        memref.store %a, %S[%i] : memref<64xf32, 3 : i32>
