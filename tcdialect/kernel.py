@@ -9,6 +9,7 @@
     C = mm(A, B)                       # compiles for these shapes, then runs
     mm(A, B, out=C)                    # into a preallocated output
     print(mm.ir(A, B, stage="loops"))  # any stage of docs/pipeline.md
+    texts = mm.dump(A, B)              # every stage, from one pipeline run
 
 A `Kernel` compiles on the first call per (input shapes, dtypes) and keeps the
 compiled code in memory (also across `Kernel`s of the same source, entry,
@@ -34,7 +35,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -761,17 +762,37 @@ class Kernel:
         inputs the IR is generic in every size. `generic=True` prints the
         generic op form (what `mlir-opt` reads).
         """
+        return self.dump(*inputs, stages=[stage], generic=generic)[stage]
+
+    def dump(
+        self,
+        *inputs: Any,
+        stages: Iterable[str] | None = None,
+        generic: bool = False,
+    ) -> dict[str, str]:
+        """The text of each of `stages` (default: every stage of the target,
+        IR stages then text ones), by stage name in pipeline order, from one
+        run of the pipeline (`ir` of each stage would rerun the stages
+        before it); inputs and `generic` as for `ir`.
+
+            for stage, text in mm.dump(A, B).items():
+                Path(f"mm.{stage}.mlir").write_text(text)
+        """
         import io
 
         from xdsl.printer import Printer
 
-        from tcdialect.pipeline import lower, make_context
+        from tcdialect.pipeline import format_sizes, make_context, run_passes
 
-        stages = self.stages
-        if stage not in stages:
-            raise TCError(
-                f"unknown stage '{stage}'; the stages are {', '.join(stages)}"
-            )
+        every = self.stages
+        wanted = every if stages is None else tuple(stages)
+        for stage in wanted:
+            if stage not in every:
+                raise TCError(
+                    f"unknown stage '{stage}'; the stages are {', '.join(every)}"
+                )
+        if not wanted:
+            return {}
         sizes: dict[str, int] = {}
         if inputs:
             _, _, bound = self._prepare(inputs)
@@ -779,13 +800,21 @@ class Kernel:
                 sizes = bound.sizes
         lowering = self.lowering
         ir_stages = lowering.ir_stages
-        ir_stage = stage if stage in ir_stages else ir_stages[-1]
-        module = lower(self._tc_module(), ir_stage, sizes, make_context(), lowering)
-        if stage not in ir_stages:
-            return self.backend.emit(stage, module, self.options)
-        buf = io.StringIO()
-        Printer(stream=buf, print_generic_format=generic).print_op(module)
-        return buf.getvalue() + "\n"
+        last = max(
+            ir_stages.index(s) if s in ir_stages else len(ir_stages) - 1 for s in wanted
+        )
+        ctx, module = make_context(), self._tc_module()
+        texts: dict[str, str] = {}
+        for stage in ir_stages[: last + 1]:
+            run_passes(ctx, module, lowering.stage_passes(stage, format_sizes(sizes)))
+            if stage in wanted:
+                buf = io.StringIO()
+                Printer(stream=buf, print_generic_format=generic).print_op(module)
+                texts[stage] = buf.getvalue() + "\n"
+        for stage in wanted:
+            if stage not in ir_stages:
+                texts[stage] = self.backend.emit(stage, module, self.options)
+        return {stage: texts[stage] for stage in every if stage in wanted}
 
 
 __all__ = ["CompiledKernel", "Kernel", "clear_cache", "define"]

@@ -47,7 +47,6 @@ the definition, so it costs O(uses x nesting depth).
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -69,20 +68,30 @@ def verify(op: Operation) -> None:
     _Dominance().check(op)
 
 
-#: How many predicates each comparison op has (numbered from 0).
-_PREDICATES: dict[type[Operation], int] = {
-    arith.CmpiOp: len(arith.CMPI_COMPARISON_OPERATIONS),
-    arith.CmpfOp: len(arith.CMPF_COMPARISON_OPERATIONS),
-    llvm.ICmpOp: len(llvm.ALL_ICMP_FLAGS),
-    llvm.FCmpOp: len(llvm.ALL_FCMP_FLAGS),
-}
+def _predicate_count(name: str) -> int:
+    """How many predicates the comparison op `name` has (numbered from 0);
+    its dialect is imported only when such an op is met (not at start-up)."""
+    if name.startswith("arith."):
+        from xdsl.dialects import arith
+
+        if name == "arith.cmpi":
+            return len(arith.CMPI_COMPARISON_OPERATIONS)
+        return len(arith.CMPF_COMPARISON_OPERATIONS)
+    from xdsl.dialects import llvm
+
+    if name == "llvm.icmp":
+        return len(llvm.ALL_ICMP_FLAGS)
+    return len(llvm.ALL_FCMP_FLAGS)
+
+
+_COMPARISONS = frozenset(("arith.cmpi", "arith.cmpf", "llvm.icmp", "llvm.fcmp"))
 
 
 def _check_predicates(top: Operation) -> None:
     for op in top.walk():
-        count = _PREDICATES.get(type(op))
-        if count is None:
+        if op.name not in _COMPARISONS:
             continue
+        count = _predicate_count(op.name)
         predicate = op.properties.get("predicate")
         if isinstance(predicate, IntegerAttr):
             value = predicate.value.data
@@ -95,8 +104,11 @@ def _check_predicates(top: Operation) -> None:
 
 def _check_gep_indices(top: Operation) -> None:
     for op in top.walk():
-        if not isinstance(op, llvm.GEPOp):
+        if op.name != "llvm.getelementptr":
             continue
+        from xdsl.dialects import llvm
+
+        assert isinstance(op, llvm.GEPOp)
         raw = list(op.rawConstantIndices.iter_values())
         if raw.count(llvm.GEP_USE_SSA_VAL) != len(op.ssa_indices):
             message = (

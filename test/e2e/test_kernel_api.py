@@ -275,11 +275,11 @@ def test_compiled_code_is_cached_across_kernels() -> None:
     assert tcdialect.define(MATMUL).compile(A, B) is not first
 
 
-@pytest.mark.parametrize("stage", STAGES)
-def test_every_stage_prints(stage: str) -> None:
+def test_every_stage_prints() -> None:
     mm = tcdialect.define(MATMUL)
     A, B = rand(8, 4), rand(4, 6)
-    text = mm.ir(A, B, stage=stage)
+    texts = mm.dump(A, B)
+    assert tuple(texts) == STAGES  # pipeline order
     expected = {
         "tc": "tc.comprehension",
         "affine": "affine.for",
@@ -288,11 +288,22 @@ def test_every_stage_prints(stage: str) -> None:
         "llvm": "llvm.func @matmul",
         "llvm-ir": 'define void @"matmul"',
         "asm": "matmul:",
-    }[stage]
-    assert expected in text
-    if stage in ("affine", "scheduled", "loops"):
-        # Specialised to the call's shapes: static memref types.
-        assert "memref<8x4xf32>" in text
+    }
+    for stage, text in texts.items():
+        assert expected[stage] in text, stage
+        if stage in ("affine", "scheduled", "loops"):
+            # Specialised to the call's shapes: static memref types.
+            assert "memref<8x4xf32>" in text, stage
+    # one stage alone is the same text, and so is a stage asked for with
+    # others (given back in pipeline order, whatever the order asked)
+    assert mm.ir(A, B, stage="loops") == texts["loops"]
+    some = mm.dump(A, B, stages=["asm", "tc"])
+    assert some == {"tc": texts["tc"], "asm": texts["asm"]}
+    assert mm.dump(A, B, stages=[]) == {}
+    generic = mm.dump(A, B, stages=["affine"], generic=True)["affine"]
+    assert generic.startswith('"builtin.module"()')
+    with pytest.raises(TCError, match="unknown stage 'ptx'"):
+        mm.dump(A, B, stages=["tc", "ptx"])
 
 
 def test_generic_stage_without_inputs() -> None:

@@ -3,10 +3,10 @@
 The option sets are each fusion strategy (max, preserve3coincident, min)
 combined with each tiling (automatic, none, small sizes that divide no extent,
 and a size list with an untiled member). To keep the run short, each kernel
-meets every third option set (those whose index is congruent to minus the
-kernel's, mod 3: four sets that still hold every fusion strategy and every
-tiling, both specialised and generic code; every option set meets a third
-of the kernels), and the option sets rotate over the kernel's size sets.
+meets every fourth option set: one tiling (the kernels take the four in
+turn) under every fusion strategy, in specialised and in generic code, so
+that every option set meets a quarter of the kernels; the option sets rotate
+over the kernel's size sets.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ def _params() -> list[Any]:
     out = []
     for j, k in enumerate(k for k in catalog.KERNELS if k.sweeps):
         for i, (fusion, tile) in enumerate(OPTION_SETS):
-            if (i + j) % 3:
+            if (i + j) % len(TILES):
                 continue
             sizes = k.sizes[i % len(k.sizes)]
-            specialize = i % 2 == 0
+            specialize = (i // len(TILES) + j // len(TILES)) % 2 == 0
             label = ",".join(f"{n}={v}" for n, v in sizes.items())
             tiles = "auto" if tile is None else "x".join(map(str, tile))
             mode = "spec" if specialize else "generic"
