@@ -23,7 +23,11 @@ Two steps, in every `gpu.func` with `known_block_size`:
    change in `L` (computed from values defined outside it, the arithmetic
    is copied out), is loaded before `L` (one load per element), carried in
    `iter_args` (a conditional store becomes an `arith.select`), and stored
-   after `L`.
+   after `L`. An element whose first access in `L`'s body is a store under
+   `%iv == lb` (the first iteration only) of a constant or a value defined
+   before `L` starts from that value instead: no load (the value loaded
+   would be overwritten before any use: a reduction's output is read only
+   to be discarded otherwise, a whole extra pass over it) and no select.
 
 Step 2 is sound because no other op of `L` touches `X`, so nothing in `L`
 can see a value of `X` that the thread has not yet stored: other threads
@@ -44,17 +48,19 @@ Example (one element; matmul's `C[m, n]` across the tile loop `%c2`)::
       gpu.barrier
     }
 
-becomes::
+becomes, with `%first = arith.cmpi eq, %c2, %c0`::
 
-    %v0 = memref.load %C[%m, %n]
-    %c = scf.for %c2 = %c0 to %c128 step %c1 iter_args(%cur = %v0) -> (f32) {
+    %c = scf.for %c2 = %c0 to %c128 step %c1 iter_args(%cur = %zero) -> (f32) {
       ...
-      %v = arith.select %first, %zero, %cur
-      %r = scf.for %k = ... iter_args(%a = %v) { ... }
+      %r = scf.for %k = ... iter_args(%a = %cur) { ... }
       gpu.barrier
       scf.yield %r
     }
     memref.store %c, %C[%m, %n]
+
+and, were `%first` any other condition on `%c2`, `%cur` would start from
+`memref.load %C[%m, %n]` before the loop and `%v = arith.select %first,
+%zero, %cur` would feed the inner loop.
 """
 
 from __future__ import annotations
@@ -263,6 +269,27 @@ def _guarded_store(op: Operation) -> memref.StoreOp | None:
     return stores[0]
 
 
+def _first_iteration_store(op: Operation, loop: scf.ForOp) -> SSAValue | None:
+    """The value of `op` when it is `scf.if (%iv == lb) { memref.store v }`
+    with `v` defined before `loop` or a constant: the store of `loop`'s first
+    iteration only (the initialisation of a reduction); else None."""
+    store = _guarded_store(op) if isinstance(op, scf.IfOp) else None
+    if store is None:
+        return None
+    assert isinstance(op, scf.IfOp)
+    cond = op.cond.owner
+    if not isinstance(cond, arith.CmpiOp) or cond.predicate.value.data != 0:
+        return None  # not `eq`
+    iv, lb = loop.body.block.args[0], constant_index(loop.lb)
+    sides = (cond.lhs, cond.rhs)
+    if not any(a is iv and constant_index(b) == lb for a, b in (sides, sides[::-1])):
+        return None
+    value = store.value
+    if defined_outside(value, loop) or isinstance(value.owner, arith.ConstantOp):
+        return value
+    return None
+
+
 def _arrays(loop: scf.ForOp) -> dict[SSAValue, _Array]:
     found: dict[SSAValue, _Array] = {}
     body = loop.body.block
@@ -330,12 +357,25 @@ def _carry(loop: scf.ForOp) -> bool:
     if not elements:
         return False
     before = InsertPoint.before(loop)
+    body = loop.body.block
+    first: dict[int, Operation] = {}
+    for op in body.ops:
+        if op in where:
+            first.setdefault(where[op], op)
     inits: list[SSAValue] = []
-    for array, subs in elements:
+    for i, (array, subs) in enumerate(elements):
+        value = _first_iteration_store(first[i], loop)
+        if value is not None:
+            if not defined_outside(value, loop):
+                assert isinstance(value.owner, arith.ConstantOp)
+                c = value.owner.clone()
+                Rewriter.insert_op(c, before)
+                value = c.result
+            inits.append(value)
+            continue
         load = memref.LoadOp.get(array, list(subs))
         Rewriter.insert_op(load, before)
         inits.append(load.res)
-    body = loop.body.block
     cur: list[SSAValue] = [body.insert_arg(v.type, len(body.args)) for v in inits]
     for op in list(body.ops):
         if op not in where:
@@ -347,6 +387,8 @@ def _carry(loop: scf.ForOp) -> bool:
         elif isinstance(op, memref.StoreOp):
             cur[i] = op.value
             Rewriter.erase_op(op)
+        elif first[i] is op and _first_iteration_store(op, loop) is not None:
+            Rewriter.erase_op(op)  # its value is the init: `cur[i]` holds it
         else:
             assert isinstance(op, scf.IfOp)
             store = _guarded_store(op)
