@@ -17,13 +17,16 @@ Two steps, in every `gpu.func` with `known_block_size`:
    block size along `a`, is replaced by its body at `%i = %b + thread_id(a)`.
 2. In an `scf.for` `L` with constant bounds that runs at least once, an
    array `X` all of whose accesses inside `L` are `memref.load`s and
-   `memref.store`s directly in `L`'s body, or `scf.if`s there holding only a
-   store of `X` under a condition computed from `L`'s IV and constants (the
-   initialisation `if (%c2 == 0) C[m, n] = 0`), at subscripts that do not
-   change in `L` (computed from values defined outside it, the arithmetic
-   is copied out), is loaded before `L` (one load per element), carried in
-   `iter_args` (a conditional store becomes an `arith.select`), and stored
-   after `L`. An element whose first access in `L`'s body is a store under
+   `memref.store`s directly in `L`'s body or in guarded blocks there
+   (`scf.if`s without results or else, on a condition computed from `L`'s
+   IV and constants, holding straight-line code: the initialisation
+   `if (%c2 == 0) C[m, n] = 0`, a fused epilogue `if (%c2 == last) { C[m,
+   n] = max(C[m, n] + bias[n], 0) }`), at subscripts that do not change in
+   `L` (computed from values defined outside it, the arithmetic is copied
+   out), each element accessed directly at least once, is loaded before `L`
+   (one load per element), carried in `iter_args` (a block holding only a
+   store becomes an `arith.select`, another block an `scf.if` that yields
+   the elements it touches), and stored after `L`. An element whose first access in `L`'s body is a store under
    `%iv == lb` (the first iteration only) of a constant or a value defined
    before `L` starts from that value instead: no load (the value loaded
    would be overwritten before any use: a reduction's output is read only
@@ -290,23 +293,39 @@ def _first_iteration_store(op: Operation, loop: scf.ForOp) -> SSAValue | None:
     return None
 
 
+def _guarded_block(op: Operation | None, loop: scf.ForOp) -> scf.IfOp | None:
+    """`op` when it is an `scf.if` directly in `loop`'s body, on a condition
+    computed from the IV and constants, with no results, no else and no
+    nested regions: straight-line code that runs in some iterations (a
+    fused epilogue under `%iv == last`, the initialisation under
+    `%iv == first`)."""
+    if (
+        not isinstance(op, scf.IfOp)
+        or op.parent_block() is not loop.body.block
+        or op.results
+        or op.false_region.blocks
+        or not _uniform(op.cond, loop)
+    ):
+        return None
+    if any(o.regions for o in op.true_region.block.ops):
+        return None
+    return op
+
+
 def _arrays(loop: scf.ForOp) -> dict[SSAValue, _Array]:
     found: dict[SSAValue, _Array] = {}
     body = loop.body.block
     for op in loop.body.walk():
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             a = found.setdefault(op.memref, _Array())
-            guard = op.parent_op()
-            direct = op.parent_block() is body
-            if not direct and not (
-                isinstance(op, memref.StoreOp)
-                and isinstance(guard, scf.IfOp)
-                and guard.parent_block() is body
-                and _guarded_store(guard) is op
-                and _uniform(guard.cond, loop)
-            ):
+            if op.parent_block() is body:
+                a.ops.append(op)
+                continue
+            guard = _guarded_block(op.parent_op(), loop)
+            if guard is None:
                 a.ok = False
-            a.ops.append(guard if not direct and guard is not None else op)
+            elif not a.ops or a.ops[-1] is not guard:
+                a.ops.append(guard)
         else:
             for operand in op.operands:
                 if isinstance(operand.type, MemRefType) and not isinstance(
@@ -323,30 +342,45 @@ def _carry(loop: scf.ForOp) -> bool:
         return False
     memo: dict[SSAValue, SSAValue] = {}
     elements: list[tuple[SSAValue, tuple[SSAValue, ...]]] = []
+    # element of each access in the body (a guarded store: its `scf.if`),
+    # of each access in a guarded block, and the elements of each block
     where: dict[Operation, int] = {}
+    inner: dict[Operation, int] = {}
+    blocks: dict[Operation, list[int]] = {}
     for array, acc in _arrays(loop).items():
         if not acc.ok or not defined_outside(array, loop):
             continue
         keys: list[tuple[_Lin, ...]] = []
         firsts: list[tuple[SSAValue, ...]] = []
         plan: dict[Operation, int] = {}
+        plan_inner: dict[Operation, tuple[Operation, int]] = {}
         direct: set[int] = set()
-        for op in acc.ops:
-            access = _guarded_store(op) if isinstance(op, scf.IfOp) else op
-            assert isinstance(access, memref.LoadOp | memref.StoreOp)
+
+        def element(access: memref.LoadOp | memref.StoreOp) -> int:
             lins = tuple(_lin(v) for v in access.indices)
             i = next((j for j, k in enumerate(keys) if k == lins), None)
             if i is None:
                 i = len(keys)
                 keys.append(lins)
                 firsts.append(tuple(access.indices))
-            plan[op] = i
-            if not isinstance(op, scf.IfOp):
-                direct.add(i)
+            return i
+
+        for op in acc.ops:
+            if isinstance(op, memref.LoadOp | memref.StoreOp):
+                plan[op] = element(op)
+                direct.add(plan[op])
+            elif (store := _guarded_store(op)) is not None and store.memref is array:
+                plan[op] = element(store)
+            else:
+                for o in op.regions[0].block.ops:
+                    if isinstance(o, memref.LoadOp | memref.StoreOp) and (
+                        o.memref is array
+                    ):
+                        plan_inner[o] = (op, element(o))
         if not _distinct(keys):
             continue  # two elements that may be the same one
         if len(direct) != len(keys):
-            continue  # an element only stored conditionally
+            continue  # an element only accessed conditionally
         hoisted = [tuple(_hoist(s, loop, memo) for s in subs) for subs in firsts]
         if any(h is None for t in hoisted for h in t):
             continue
@@ -354,6 +388,10 @@ def _carry(loop: scf.ForOp) -> bool:
         for t in hoisted:
             elements.append((array, t))  # type: ignore[arg-type]  # no None left
         where.update({op: base + i for op, i in plan.items()})
+        for o, (block, i) in plan_inner.items():
+            inner[o] = base + i
+            if base + i not in blocks.setdefault(block, []):
+                blocks[block].append(base + i)
     if not elements:
         return False
     before = InsertPoint.before(loop)
@@ -362,6 +400,8 @@ def _carry(loop: scf.ForOp) -> bool:
     for op in body.ops:
         if op in where:
             first.setdefault(where[op], op)
+        for i in blocks.get(op, ()):
+            first.setdefault(i, op)
     inits: list[SSAValue] = []
     for i, (array, subs) in enumerate(elements):
         value = _first_iteration_store(first[i], loop)
@@ -378,6 +418,10 @@ def _carry(loop: scf.ForOp) -> bool:
         inits.append(load.res)
     cur: list[SSAValue] = [body.insert_arg(v.type, len(body.args)) for v in inits]
     for op in list(body.ops):
+        if op in blocks:
+            assert isinstance(op, scf.IfOp)
+            _carry_through(op, blocks[op], inner, cur)
+            continue
         if op not in where:
             continue
         i = where[op]
@@ -420,6 +464,39 @@ def _carry(loop: scf.ForOp) -> bool:
     ]
     Rewriter.insert_op(stores, after)
     return True
+
+
+def _carry_through(
+    guard: scf.IfOp,
+    carried: list[int],
+    inner: dict[Operation, int],
+    cur: list[SSAValue],
+) -> None:
+    """Replace the guarded block `guard`, whose loads and stores `inner` maps
+    to elements, by an `scf.if` that yields the values of the elements
+    `carried` after the block (else their values `cur` before it); `cur`
+    takes the results."""
+    then = guard.true_region.block
+    local = {i: cur[i] for i in carried}
+    for o in list(then.ops):
+        i = inner.get(o)
+        if i is None:
+            continue
+        if isinstance(o, memref.LoadOp):
+            o.res.replace_all_uses_with(local[i])
+        else:
+            assert isinstance(o, memref.StoreOp)
+            local[i] = o.value
+        Rewriter.erase_op(o)
+    old_yield = then.last_op
+    assert isinstance(old_yield, scf.YieldOp)
+    Rewriter.replace_op(old_yield, scf.YieldOp(*(local[i] for i in carried)))
+    otherwise = Region(Block([scf.YieldOp(*(cur[i] for i in carried))]))
+    new = scf.IfOp(guard.cond, [cur[i].type for i in carried], Region(), otherwise)
+    guard.true_region.move_blocks(new.true_region)
+    Rewriter.replace_op(guard, new, [])
+    for k, i in enumerate(carried):
+        cur[i] = new.results[k]
 
 
 @dataclass(frozen=True)
