@@ -26,11 +26,12 @@ Two steps, in every `gpu.func` with `known_block_size`:
    out), each element accessed directly at least once, is loaded before `L`
    (one load per element), carried in `iter_args` (a block holding only a
    store becomes an `arith.select`, another block an `scf.if` that yields
-   the elements it touches), and stored after `L`. An element whose first access in `L`'s body is a store under
-   `%iv == lb` (the first iteration only) of a constant or a value defined
-   before `L` starts from that value instead: no load (the value loaded
-   would be overwritten before any use: a reduction's output is read only
-   to be discarded otherwise, a whole extra pass over it) and no select.
+   the elements it touches), and stored after `L`. An element whose first
+   access in `L`'s body is a store under `%iv == lb` (the first iteration
+   only) of a constant or a value defined before `L` starts from that value
+   instead: no load (the value loaded would be overwritten before any use:
+   a reduction's output is read only to be discarded otherwise, a whole
+   extra pass over it) and no select.
 
 Step 2 is sound because no other op of `L` touches `X`, so nothing in `L`
 can see a value of `X` that the thread has not yet stored: other threads

@@ -11,7 +11,7 @@ threads), and its outputs are compared with `tcdialect.reference.run` (floats
 with the tolerance of test_cpu_catalog.py, ints and bools exactly).
 
 Seeds are `TC_RANDOM_SEED` (default 0) + 0 .. `TC_RANDOM_PROGRAMS` - 1
-(default 140); every test id names its seed (``test_random_program[seed=17]``).
+(default 110); every test id names its seed (``test_random_program[seed=17]``).
 A failure reports the seed, the option set, the program, and a reproducer
 shrunk by `tcgen.reduce` (at most `TC_RANDOM_REDUCE_SECONDS`, default 30 s,
 and `TC_RANDOM_REDUCE_BUDGET`, default 120 s, per test process in all);
@@ -48,7 +48,7 @@ ROTATION: list[dict[str, object]] = [
 ]
 OPTION_SETS: list[dict[str, object]] = [DEFAULT, *ROTATION]
 
-COUNT = int(os.environ.get("TC_RANDOM_PROGRAMS", "140"))
+COUNT = int(os.environ.get("TC_RANDOM_PROGRAMS", "110"))
 BASE_SEED = int(os.environ.get("TC_RANDOM_SEED", "0"))
 REDUCE_SECONDS = float(os.environ.get("TC_RANDOM_REDUCE_SECONDS", "30"))
 #: Reduction time per test process: when many programs fail, only the first
