@@ -24,14 +24,16 @@ Two steps, in every `gpu.func` with `known_block_size`:
    n] = max(C[m, n] + bias[n], 0) }`), at subscripts that do not change in
    `L` (computed from values defined outside it, the arithmetic is copied
    out), each element accessed directly at least once, is loaded before `L`
-   (one load per element), carried in `iter_args` (a block holding only a
-   store becomes an `arith.select`, another block an `scf.if` that yields
-   the elements it touches), and stored after `L`. An element whose first
-   access in `L`'s body is a store under `%iv == lb` (the first iteration
-   only) of a constant or a value defined before `L` starts from that value
-   instead: no load (the value loaded would be overwritten before any use:
-   a reduction's output is read only to be discarded otherwise, a whole
-   extra pass over it) and no select.
+   (one load per element). Elements that `L` stores are carried in
+   `iter_args` (a block holding only a store becomes an `arith.select`,
+   another block an `scf.if` that yields the elements it stores) and stored
+   after `L`; those it only reads are used as loaded, never stored back (a
+   write of an input, racing with the threads that read it). An element
+   whose first access in `L`'s body is a store under `%iv == lb` (the first
+   iteration only) of a constant or a value defined before `L` starts from
+   that value instead: no load (the value loaded would be overwritten
+   before any use: a reduction's output is read only to be discarded
+   otherwise, a whole extra pass over it) and no select.
 
 Step 2 is sound because no other op of `L` touches `X`, so nothing in `L`
 can see a value of `X` that the thread has not yet stored: other threads
@@ -417,11 +419,20 @@ def _carry(loop: scf.ForOp) -> bool:
         load = memref.LoadOp.get(array, list(subs))
         Rewriter.insert_op(load, before)
         inits.append(load.res)
-    cur: list[SSAValue] = [body.insert_arg(v.type, len(body.args)) for v in inits]
+    # only stored elements are carried and stored back: an element the loop
+    # only reads keeps its value (storing it back would write an input and
+    # race with the other threads that read it)
+    written = sorted(
+        {i for op, i in where.items() if not isinstance(op, memref.LoadOp)}
+        | {i for o, i in inner.items() if isinstance(o, memref.StoreOp)}
+    )
+    cur = list(inits)
+    for i in written:
+        cur[i] = body.insert_arg(inits[i].type, len(body.args))
     for op in list(body.ops):
         if op in blocks:
             assert isinstance(op, scf.IfOp)
-            _carry_through(op, blocks[op], inner, cur)
+            _carry_through(op, blocks[op], set(written), inner, cur)
             continue
         if op not in where:
             continue
@@ -450,35 +461,39 @@ def _carry(loop: scf.ForOp) -> bool:
             Rewriter.erase_op(op)
     old_yield = body.last_op
     assert isinstance(old_yield, scf.YieldOp)
-    Rewriter.replace_op(old_yield, scf.YieldOp(*old_yield.operands, *cur))
+    yields = [cur[i] for i in written]
+    Rewriter.replace_op(old_yield, scf.YieldOp(*old_yield.operands, *yields))
     n = len(loop.results)
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *inits], Region())
+    carried = [inits[i] for i in written]
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *carried], Region())
     loop.body.move_blocks(new.body)
     Rewriter.insert_op(new, before)
     for old, r in zip(loop.results, new.results[:n]):
         old.replace_all_uses_with(r)
     Rewriter.erase_op(loop)
     after = InsertPoint.after(new)
-    stores = [
-        memref.StoreOp.get(new.results[n + i], array, list(subs))
-        for i, (array, subs) in enumerate(elements)
-    ]
+    stores: list[Operation] = []
+    for k, i in enumerate(written):
+        array, subs = elements[i]
+        stores.append(memref.StoreOp.get(new.results[n + k], array, list(subs)))
     Rewriter.insert_op(stores, after)
     return True
 
 
 def _carry_through(
     guard: scf.IfOp,
-    carried: list[int],
+    touched: list[int],
+    written: set[int],
     inner: dict[Operation, int],
     cur: list[SSAValue],
 ) -> None:
     """Replace the guarded block `guard`, whose loads and stores `inner` maps
-    to elements, by an `scf.if` that yields the values of the elements
-    `carried` after the block (else their values `cur` before it); `cur`
-    takes the results."""
+    to the elements `touched`, by an `scf.if` that yields the values of
+    those in `written` after the block (else their values `cur` before it);
+    `cur` takes the results."""
     then = guard.true_region.block
-    local = {i: cur[i] for i in carried}
+    local = {i: cur[i] for i in touched}
+    carried = [i for i in touched if i in written]
     for o in list(then.ops):
         i = inner.get(o)
         if i is None:
@@ -489,6 +504,8 @@ def _carry_through(
             assert isinstance(o, memref.StoreOp)
             local[i] = o.value
         Rewriter.erase_op(o)
+    if not carried:
+        return  # the block only reads the elements: it stays as it is
     old_yield = then.last_op
     assert isinstance(old_yield, scf.YieldOp)
     Rewriter.replace_op(old_yield, scf.YieldOp(*(local[i] for i in carried)))

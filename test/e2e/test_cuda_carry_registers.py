@@ -1,4 +1,5 @@
-"""`gpu-carry-registers` on fused GEMM epilogues, in the GPU simulator.
+"""`gpu-carry-registers` in the GPU simulator: fused GEMM epilogues, and
+elements a loop only reads.
 
 A fully connected layer with bias and ReLU (`O1 = max(I W1^T + B1, 0)`)
 fuses the epilogue into the last iteration of the tile loop over the
@@ -40,3 +41,23 @@ def test_epilogue_stays_in_registers(b: int, m: int, n: int) -> None:
         assert re.search(r"= scf\.if .* -> \(f32", gpu)
     want = reference.run(parse_tc(FCRELU), None, inputs)
     check_outputs(k(*inputs), want, m)
+
+
+#: Random program seed 5134 of test_cuda_sim_random.py, reduced: the loop
+#: over r0 only reads X1(i + 1) and X1(i), which used to be carried and
+#: stored back after it, a write of an input that raced with the thread
+#: reading X1(i + 1) as its X1(i).
+READS_ONLY = """def g5134(float32(N) X1, int32(N, N, N) X2) -> (T4) {
+    T4(i, j) +=! X1(i + 1) - X1(i) where exists X2(i + 1, r0, (2 * j) + 1)
+    T4(i, j) +=! X2(r0, i + 1, i + 1) where exists X2(i + 1, i, j), j in 0:N / 2
+}"""
+
+
+def test_elements_only_read_are_not_stored_back() -> None:
+    rng = np.random.default_rng(5134)
+    x1 = rng.uniform(-1, 1, 10).astype(np.float32)
+    x2 = rng.integers(-3, 4, (10, 10, 10)).astype(np.int32)
+    k = tcdialect.define(READS_ONLY, target="cuda-sim")
+    assert not re.search(r"memref\.store [^\n]*%X1\[", k.ir(x1, x2, stage="gpu"))
+    want = reference.run(parse_tc(READS_ONLY), None, [x1, x2])
+    check_outputs(k(x1, x2), want, 10)
