@@ -53,10 +53,12 @@ SETS: dict[str, list[dict[str, Any]]] = {
     # code generation: copies into shared memory by cp.async (the default)
     # or through registers, and CUDA's __launch_bounds__ second argument:
     # ptxas's own register choice (it spills in some GEMM-like kernels)
-    # against 1 and 2 blocks per SM
+    # against 1 and 2 blocks per SM; streamed slices double-buffered (the
+    # default) or copied, waited for and used in turn
     "codegen": [
         {},
         {"async_copy": False},
+        {"double_buffer": False},
         {"min_blocks_per_sm": 1},
         {"min_blocks_per_sm": 2},
     ],

@@ -99,6 +99,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return GpuAsyncCopiesPass
 
+    def get_gpu_double_buffer() -> type[ModulePass]:
+        from tcdialect.transforms.gpu_double_buffer import GpuDoubleBufferPass
+
+        return GpuDoubleBufferPass
+
     def get_contract_reduction_fma() -> type[ModulePass]:
         from tcdialect.transforms.contract_reduction_fma import (
             ContractReductionFmaPass,
@@ -157,6 +162,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "affine-gpu-register-tile": get_affine_gpu_register_tile,
         "gpu-carry-registers": get_gpu_carry_registers,
         "gpu-async-copies": get_gpu_async_copies,
+        "gpu-double-buffer": get_gpu_double_buffer,
         "contract-reduction-fma": get_contract_reduction_fma,
         "unroll-inner-loops": get_unroll_inner_loops,
         "contract-temporaries": get_contract_temporaries,

@@ -62,11 +62,11 @@ from tcdialect.transforms.affine_gpu_promote.shared import SHARED_SPACE
 ASYNC_COPY = "tc.async_copy"
 #: Element sizes (bits) that `cp.async` copies.
 COPY_BITS = (32, 64)
-#: The memory space `_space` gives global memory (a memref without one).
+#: The memory space `space_of` gives global memory (a memref without one).
 GLOBAL = 0
 
 
-def _space(t: Attribute) -> int | None:
+def space_of(t: Attribute) -> int | None:
     """The memory space of memref type `t`: `GLOBAL` without one, `n` for
     `n : i32`; None for any other type or attribute."""
     if not isinstance(t, MemRefType):
@@ -90,12 +90,12 @@ def _copied_load(store: memref.StoreOp) -> memref.LoadOp | None:
     """The global load whose value `store` writes into shared memory, when
     nothing between them in their block may write memory."""
     t = store.memref.type
-    if _space(t) != SHARED_SPACE or copy_bytes(t) is None:
+    if space_of(t) != SHARED_SPACE or copy_bytes(t) is None:
         return None
     load = store.value.owner
     if not isinstance(load, memref.LoadOp) or load.parent is not store.parent:
         return None
-    if _space(load.memref.type) != GLOBAL:
+    if space_of(load.memref.type) != GLOBAL:
         return None
     op = load.next_op
     while op is not None and op is not store:

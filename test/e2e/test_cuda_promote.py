@@ -157,7 +157,8 @@ def test_shared_memory_budget(budget: int, buffers: int) -> None:
 
 
 def test_memref_types_of_promoted_buffers() -> None:
-    options = CudaOptions.naive().with_(use_shared_memory=True)
+    # (as promoted: test_cuda_double_buffer.py has them doubled)
+    options = CudaOptions.naive().with_(use_shared_memory=True, double_buffer=False)
     kernel = _kernel("matmul")
     inputs = kernel.inputs(np.random.default_rng(0), MATMUL)
     k = _define(kernel.source, kernel.entry, options)

@@ -36,6 +36,7 @@ from tcdialect.backend.registry import get_backend
         ("shared_depth", 1.5, "CudaOptions.shared_depth must be None or"),
         ("arch", "sm_100a", "CudaOptions.arch must be None or one of"),
         ("async_copy", None, "CudaOptions.async_copy must be True or False"),
+        ("double_buffer", 1, "CudaOptions.double_buffer must be True or False"),
         (
             "min_blocks_per_sm",
             33,

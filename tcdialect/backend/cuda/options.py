@@ -148,6 +148,12 @@ class CudaOptions:
         and later): a thread's copies are all in flight at once and land
         together before the barrier, instead of each load waiting for the
         one before. False: loads and stores through registers.
+    double_buffer: with `async_copy`, a loop that streams slices through
+        shared memory copies slice `k + 1` into a second set of buffers
+        while it works on slice `k` (`gpu-double-buffer`), where the doubled
+        buffers fit `max_shared_memory`: the copies' latency hides behind
+        the work, and the loop needs one barrier an iteration, not two.
+        False: each slice is copied, waited for and used in turn.
     arch: the PTX target (`sm_90`; None: the device's, from `TargetInfo`).
     """
 
@@ -169,6 +175,7 @@ class CudaOptions:
     specialize: bool = True
     min_blocks_per_sm: int = 0
     async_copy: bool = True
+    double_buffer: bool = True
     arch: str | None = None
 
     def __post_init__(self) -> None:
@@ -219,6 +226,7 @@ class CudaOptions:
             "fix_parameters_before_scheduling",
             "specialize",
             "async_copy",
+            "double_buffer",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise _err(name, getattr(self, name), "True or False")
@@ -282,7 +290,8 @@ class CudaOptions:
              "shared_depth": (None, 1, 2, 3, 4),
              "private_depth": (None, 3, 4, 5, 6, 7),
              "match_library_calls": (None, True, False), "specialize": (True,),
-             "min_blocks_per_sm": (0, 1, 2, 4), "async_copy": (True, False)}
+             "min_blocks_per_sm": (0, 1, 2, 4), "async_copy": (True, False),
+             "double_buffer": (True, False)}
         """
         from tcdialect.backend.cpu.options import candidate_sizes
 
@@ -311,6 +320,7 @@ class CudaOptions:
         space["specialize"] = (True,)
         space["min_blocks_per_sm"] = (0, 1, 2, 4)
         space["async_copy"] = (True, False)
+        space["double_buffer"] = (True, False)
         return space
 
     # -- TC's presets ------------------------------------------------------------

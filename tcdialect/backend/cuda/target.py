@@ -118,6 +118,7 @@ class CudaBackend(Backend):
             )
             from tcdialect.transforms.gpu_async_copies import GpuAsyncCopiesPass
             from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
+            from tcdialect.transforms.gpu_double_buffer import GpuDoubleBufferPass
             from tcdialect.transforms.unroll_inner_loops import UnrollInnerLoopsPass
 
             unroll = (
@@ -132,11 +133,11 @@ class CudaBackend(Backend):
             )
             # cp.async exists from sm_80 on
             arch = self.arch(options, info)
-            copies = (
-                [GpuAsyncCopiesPass()]
-                if options.async_copy and int(arch.removeprefix("sm_")) >= 80
-                else []
-            )
+            copies: list[ModulePass] = []
+            if options.async_copy and int(arch.removeprefix("sm_")) >= 80:
+                copies.append(GpuAsyncCopiesPass())
+                if options.double_buffer:
+                    copies.append(GpuDoubleBufferPass.from_options(options, info))
             private = options.use_private_memory
             registers = [AffineGpuRegisterTilePass()] if private else []
             carry = [GpuCarryRegistersPass()] if private else []
