@@ -39,7 +39,11 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    (mlp1's 128 x 128 output makes 4), each thread takes one element and a
    tile is a block's (8 x 32: 64 tiles), and while the tiles are still
    fewer than the SMs the block's outer thread axes halve (2 x 32: 256
-   tiles), so that more SMs share the work.
+   tiles), so that more SMs share the work. A thread member no longer
+   than its block, a multiple of `REGISTER_TILE` long, gets a quarter of
+   the threads instead, each with a register tile along it
+   (`_register_tile_threads`: Kronecker3's 16-long `d2` on 4 threads of 4,
+   not 16 of 1), while the block keeps a warp.
    A tile never exceeds its member's extent when that is a known number.
 3. The outermost leading coincident members of the tile band go to blocks
    (at most `len(grid)`; further ones stay loops in each block) and the
@@ -51,7 +55,7 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    `n, g` (tiles of 1), threads on `h, w` (tiles of 32), `f` a loop in each
    thread; where `h, w` give fewer than `MIN_BLOCK_THREADS` threads
    (5 x 5 at C=F=32 7x7), `f` goes to threads along z too (`_z_threads`:
-   5 x 5 x 32). The mapping is cyclic (code generation turns a mapped loop into
+   5 x 5 x 32, then 5 x 5 x 8 with 4 `f` each as above). The mapping is cyclic (code generation turns a mapped loop into
    a loop starting at the block or thread index and stepping by the grid or
    block size), so every size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
@@ -470,9 +474,12 @@ def _map_band(
             # than the GPU's SMs (mlp1's 128 x 128 output: 4 tiles of
             # 32 x 128): then an element per thread, tiles of a block
             sms = mapping.fill // SM_THREADS
-            per = [REGISTER_TILE * limits[axis] for axis in range(threads)]
+            tiled = _register_tile_threads(extents, lead, threads, limits)
+            per = [REGISTER_TILE * tiled[axis] for axis in range(threads)]
             if _tiles(extents, lead, per) < sms:
                 per = list(limits[:threads])
+            else:
+                limits = tiled
             # still fewer (the embedding bag's 128 x 64 outputs): narrower
             # blocks, halving the outer thread axes (x keeps its warp)
             axis = threads - 1
@@ -533,6 +540,37 @@ def _map_band(
         )
     mark = format_mark(rest.get_schedule_depth(), [member])
     return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def _register_tile_threads(
+    extents: Sequence[int | None],
+    lead: int,
+    threads: int,
+    limits: Sequence[int],
+) -> tuple[int, ...]:
+    """The block of a matmul-like band: `limits`, except that a thread axis
+    no longer than its block (each thread would take one element along it)
+    whose extent is a multiple of `REGISTER_TILE` gets extent /
+    `REGISTER_TILE` threads, each a register tile of `REGISTER_TILE`
+    elements, while the block keeps at least a warp. Why: a thread's
+    multiply-adds per load from shared memory grow with its register tile
+    along every axis (T_x * T_y of them for T_x + T_y loads); with one
+    element along x, Kronecker3's 16-long `d2` on 16 threads did 4 per 5
+    loads, where 4 threads of 4 elements do 16 per 8."""
+    out = list(limits)
+    for axis in range(threads):
+        e = extents[lead - 1 - axis]
+        if e is None or e > out[axis] or e % REGISTER_TILE or e == REGISTER_TILE:
+            continue
+        fewer = e // REGISTER_TILE
+        block = fewer
+        for other in range(threads):
+            if other != axis:
+                o = extents[lead - 1 - other]
+                block *= out[other] if o is None else min(out[other], o)
+        if block >= WARP:
+            out[axis] = fewer
+    return (*out[:threads], *limits[threads:])
 
 
 def _z_threads(

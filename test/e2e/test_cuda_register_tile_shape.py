@@ -1,0 +1,59 @@
+"""Register tiles along short thread axes, in the GPU simulator.
+
+A matmul-like band whose thread axis is no longer than the block (a mode
+product of Kronecker3 over a 16-long `d`; a grouped convolution's `f` on
+threads along z) gives that axis a quarter of the threads, each with a
+register tile of 4 along it (`gpu_mapping._register_tile_threads`). The
+sizes make at least the GPU's 132 tiles (fewer keep an element per thread);
+the outputs agree with the reference interpreter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from test_cpu_catalog import check_outputs
+
+import tcdialect
+from tcdialect import reference
+from tcdialect.frontend import parse_tc
+
+MODE = """def mode(float(M, N, R) X, float(D, R) W) -> (O) {
+    O(m, n, d) +=! X(m, n, r_r) * W(d, r_r)
+}"""
+
+GROUP_CONV = """def group_conv(float(N, G, C, H, W) I, float(G, F, C, KH, KW) W1)
+    -> (O) {
+    O(n, g, f, h, w) +=! I(n, g, r_c, h + r_kh, w + r_kw) * W1(g, f, r_c, r_kh, r_kw)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("source", "shapes", "block", "fmas", "red"),
+    [
+        pytest.param(
+            MODE, [(140, 32, 40), (16, 40)], "4, 8, 1", 16, 40, id="mode-product"
+        ),
+        pytest.param(
+            GROUP_CONV,
+            [(12, 12, 8, 7, 7), (12, 8, 8, 3, 3)],
+            "5, 5, 2",
+            4,
+            72,
+            id="group-conv-z",
+        ),
+    ],
+)
+def test_short_axis_register_tiles(
+    source: str, shapes: list[tuple[int, ...]], block: str, fmas: int, red: int
+) -> None:
+    rng = np.random.default_rng(len(shapes[0]))
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    k = tcdialect.define(source, target="cuda-sim")
+    gpu = k.ir(*inputs, stage="gpu")
+    assert re.search(rf"known_block_size = array<i32: {block}>", gpu)
+    assert gpu.count("math.fma") == fmas  # a thread's register tile, jammed
+    want = reference.run(parse_tc(source), None, inputs)
+    check_outputs(k(*inputs), want, red)
