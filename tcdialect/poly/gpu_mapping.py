@@ -55,7 +55,12 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    `n, g` (tiles of 1), threads on `h, w` (tiles of 32), `f` a loop in each
    thread; where `h, w` give fewer than `MIN_BLOCK_THREADS` threads
    (5 x 5 at C=F=32 7x7), `f` goes to threads along z too (`_z_threads`:
-   5 x 5 x 32, then 5 x 5 x 8 with 4 `f` each as above). The mapping is cyclic (code generation turns a mapped loop into
+   5 x 5 x 32, then 5 x 5 x 8 with 4 `f` each as above); where they give
+   enough threads but no register tiles (extents that are no multiples of
+   the block: a 54 x 54 plane, a 3x3 convolution's 56 x 56), a matmul-like
+   band's member outside them that a read is shared along (`f`, a
+   convolution's output channels `k`) goes to one thread along z with a
+   register tile of 4 of it (`_outer_register_tile`). The mapping is cyclic (code generation turns a mapped loop into
    a loop starting at the block or thread index and stepping by the grid or
    block size), so every size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
@@ -452,6 +457,10 @@ def _map_band(
         z = _z_threads(extents, lead, limits, mapping.fill // SM_THREADS)
         if z > 1:
             limits, threads = (*limits, z), 3
+        elif _outer_register_tile(node, extents, lead, limits, scop, reductions):
+            # one thread along z, whose register tile takes 4 of the member
+            # (a convolution's output channels k)
+            limits, threads = (*limits, 1), 3
     # A reduction loop inside each thread's elements (matmul's r_k): each
     # thread takes a register tile of REGISTER_TILE elements along each
     # thread axis, and the block stages DEFAULT_TILE of the reduction at a
@@ -540,6 +549,48 @@ def _map_band(
         )
     mark = format_mark(rest.get_schedule_depth(), [member])
     return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def _outer_register_tile(
+    node: isl.ScheduleNode,
+    extents: Sequence[int | None],
+    lead: int,
+    limits: Sequence[int],
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> bool:
+    """Whether the leading member outside the two that go to threads (a
+    convolution's output channel `k`, outside `h, w`) should go to threads
+    along z as one thread with a register tile of `REGISTER_TILE` of it: a
+    reduction runs inside the band, the member's extent is a known multiple
+    of `REGISTER_TILE`, a read is shared along it (the convolution's input
+    `I(n, r_c, h + r_kh, w + r_kw)`, the same for every `k`), and the two
+    thread members' own register tiles hold at most `REGISTER_TILE`
+    elements together (Kronecker3's mode products, 4 x 4 or 4 x 2 already,
+    would hold 64 or 32 accumulators a thread). Why: otherwise each block takes one `k`, and
+    every input element a thread loads serves one multiply-add; with 4 `k`
+    a thread, it serves 4."""
+    if lead < 3 or lead >= node.band_n_member():
+        return False
+    e = extents[lead - 3]
+    if e is None or e <= 0 or e % REGISTER_TILE:
+        return False
+
+    def factor(axis: int) -> int:
+        # a thread's elements along the axis, when the register tile pass
+        # can take them at once (tiles that divide the extent, the block
+        # dividing the tile); 1 otherwise
+        x, b = extents[lead - 1 - axis], limits[axis]
+        if x is None:
+            return 1
+        if x <= b:
+            return REGISTER_TILE if x % REGISTER_TILE == 0 else 1
+        t = min(REGISTER_TILE * b, x)
+        return t // b if x % t == 0 and t % b == 0 else 1
+
+    if factor(0) * factor(1) > REGISTER_TILE:
+        return False
+    return _reused_across(node, [lead - 3], scop, reductions)
 
 
 def _register_tile_threads(

@@ -3,9 +3,12 @@
 A matmul-like band whose thread axis is no longer than the block (a mode
 product of Kronecker3 over a 16-long `d`; a grouped convolution's `f` on
 threads along z) gives that axis a quarter of the threads, each with a
-register tile of 4 along it (`gpu_mapping._register_tile_threads`). The
-sizes make at least the GPU's 132 tiles (fewer keep an element per thread);
-the outputs agree with the reference interpreter.
+register tile of 4 along it (`gpu_mapping._register_tile_threads`); a
+convolution whose output plane has no register tiles (extents that are no
+multiples of the block) takes 4 output channels a thread, on one thread
+along z (`_outer_register_tile`). The sizes make at least the GPU's 132
+tiles (fewer keep an element per thread); the outputs agree with the
+reference interpreter.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from tcdialect.frontend import parse_tc
 
 MODE = """def mode(float(M, N, R) X, float(D, R) W) -> (O) {
     O(m, n, d) +=! X(m, n, r_r) * W(d, r_r)
+}"""
+
+CONV2D = """def conv2d(float(N, C, H, W) I, float(K, C, KH, KW) W1) -> (O) {
+    O(n, k, h, w) +=! I(n, r_c, h + r_kh, w + r_kw) * W1(k, r_c, r_kh, r_kw)
 }"""
 
 GROUP_CONV = """def group_conv(float(N, G, C, H, W) I, float(G, F, C, KH, KW) W1)
@@ -43,6 +50,14 @@ GROUP_CONV = """def group_conv(float(N, G, C, H, W) I, float(G, F, C, KH, KW) W1
             4,
             72,
             id="group-conv-z",
+        ),
+        pytest.param(
+            CONV2D,
+            [(5, 3, 42, 12), (64, 3, 3, 3)],
+            "10, 8, 1",
+            4,
+            27,
+            id="conv2d-k-on-z",
         ),
     ],
 )
