@@ -18,7 +18,8 @@ the default `CudaOptions`, each `gpu.func` it compiles to gets:
   global loads, `cp.async` copies, and shared loads per `fma`. A shared load
   is one cycle of an SM's shared memory (128 bytes a cycle) at best, while
   an SM issues four warp-wide `fma` a cycle: above 0.25 shared loads per
-  `fma`, a loop that keeps every warp busy waits on shared memory.
+  `fma` (starred in the table), a loop that keeps every warp busy waits
+  on shared memory.
 
 The table goes to stdout and `--out` (Markdown). It is for reading beside a
 device run's `RESULTS-cuda.md` (which says how fast, where this says why),
@@ -254,6 +255,14 @@ def analyse(kernel: Kernel, arch: str, ptxas: str) -> list[KernelStatic]:
     return out
 
 
+def _ratio(ratio: float | None) -> str:
+    """Shared loads per `fma`, starred above what the FMA units allow."""
+    if ratio is None:
+        return "-"
+    bound = ratio > LDS_PER_CYCLE / FMA_PER_CYCLE
+    return f"{ratio:.2f}{' *' if bound else ''}"
+
+
 def _dims(d: tuple[int | None, ...]) -> str:
     return "x".join("?" if v is None else str(v) for v in d)
 
@@ -288,7 +297,7 @@ def table(
             f"| {per_sm if per_sm is not None else '?'} "
             f"| {warps if warps is not None else '?'} | {waves} "
             f"| {s.loop.fma} | {s.loop.fp} | {s.loop.ld_shared} | {s.loop.ld_global} "
-            f"| {s.loop.cp_async} | {'-' if ratio is None else f'{ratio:.2f}'} |"
+            f"| {s.loop.cp_async} | {_ratio(ratio)} |"
         )
     return head + "\n".join(lines) + "\n"
 

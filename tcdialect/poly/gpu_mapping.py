@@ -60,9 +60,10 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    the block: a 54 x 54 plane, a 3x3 convolution's 56 x 56), a matmul-like
    band's member outside them that a read is shared along (`f`, a
    convolution's output channels `k`) goes to one thread along z with a
-   register tile of 4 of it (`_outer_register_tile`). The mapping is cyclic (code generation turns a mapped loop into
-   a loop starting at the block or thread index and stepping by the grid or
-   block size), so every size is correct.
+   register tile of 4 of it (`_outer_register_tile`). The mapping is
+   cyclic (code generation turns a mapped loop into a loop starting at the
+   block or thread index and stepping by the grid or block size), so every
+   size is correct.
 4. Reductions (TC's `matchLibraryCalls`; `mapping.reductions`, by default
    when the band has at most one leading coincident member, a row
    reduction, or fewer rows (the product of the leading members' extents)
@@ -567,9 +568,9 @@ def _outer_register_tile(
     `I(n, r_c, h + r_kh, w + r_kw)`, the same for every `k`), and the two
     thread members' own register tiles hold at most `REGISTER_TILE`
     elements together (Kronecker3's mode products, 4 x 4 or 4 x 2 already,
-    would hold 64 or 32 accumulators a thread). Why: otherwise each block takes one `k`, and
-    every input element a thread loads serves one multiply-add; with 4 `k`
-    a thread, it serves 4."""
+    would hold 64 or 32 accumulators a thread). Why: otherwise each block
+    takes one `k`, and every input element a thread loads serves one
+    multiply-add; with 4 `k` a thread, it serves 4."""
     if lead < 3 or lead >= node.band_n_member():
         return False
     e = extents[lead - 3]

@@ -32,7 +32,7 @@ memory defined outside the loop, used only by `P`'s copies and by loads in
       scf.if (%k + s < ub) { P(%k + s) into half 1 - c }
       Q reading half c                      (c = ((%k - lb) / s) mod 2)
     }
-    gpu.barrier
+    gpu.barrier                             (under lb < ub unless known)
 
 each buffer `memref<D...>` becoming `memref<2xD...>`. Sound: the barrier
 at the head of iteration `k` is where the copies of slice `k` land (the
@@ -336,6 +336,7 @@ def _double(c: _Candidate) -> None:
     zero = const(0, before)
     prologue = _clone(c.copies, iv, loop.lb)
     lb, ub = constant_index(loop.lb), constant_index(loop.ub)
+    runs: arith.CmpiOp | None = None  # whether the loop runs, when not known
     if lb is not None and ub is not None and lb < ub:
         Rewriter.insert_op(prologue, before)
     else:
@@ -391,7 +392,12 @@ def _double(c: _Candidate) -> None:
     if isinstance(after, gpu.BarrierOp):
         c.tail.erase()
     else:
-        Rewriter.insert_op(c.tail, InsertPoint.after(loop))
+        # (where the loop may run no iteration, under the prologue's
+        # condition: the input executed no barrier then)
+        tail: Operation = c.tail
+        if runs is not None:
+            tail = scf.IfOp(runs.result, [], [c.tail, scf.YieldOp()])
+        Rewriter.insert_op(tail, InsertPoint.after(loop))
     for b in c.buffers:
         alloca = b.owner
         assert isinstance(alloca, Operation) and not b.uses

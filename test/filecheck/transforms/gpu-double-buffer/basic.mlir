@@ -67,8 +67,8 @@ builtin.module attributes {gpu.container_module} {
       gpu.return
     }
 
-    // Run-time bounds: the first slice is copied only if the loop runs; the
-    // slice index is (k - lb) / step.
+    // Run-time bounds: the first slice is copied, and the barrier after the
+    // loop waited at, only if the loop runs; the slice index is (k - lb) / step.
     // CHECK-LABEL: gpu.func @runtime_bounds
     // CHECK:         %[[RUNS:.*]] = arith.cmpi slt, %lb, %ub : index
     // CHECK-NEXT:    scf.if %[[RUNS]] {
@@ -77,6 +77,11 @@ builtin.module attributes {gpu.container_module} {
     // CHECK-NEXT:      %[[OFF:.*]] = arith.subi %[[K2]], %lb : index
     // CHECK-NEXT:      %[[TRIP:.*]] = arith.divui %[[OFF]], %c2 : index
     // CHECK-NEXT:      arith.remui %[[TRIP]], %{{.*}} : index
+    // CHECK:           memref.store %s, %O[%[[K2]]] : memref<256xf32>
+    // CHECK-NEXT:    }
+    // CHECK-NEXT:    scf.if %[[RUNS]] {
+    // CHECK-NEXT:      gpu.barrier
+    // CHECK-NEXT:    }
     gpu.func @runtime_bounds(%A: memref<256xf32>, %O: memref<256xf32>, %lb: index, %ub: index) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
       %c2 = arith.constant 2 : index
       %tx = gpu.thread_id x
