@@ -24,14 +24,14 @@ the default `CudaOptions`, each `gpu.func` it compiles to gets:
 The table goes to stdout and `--out` (Markdown). It is for reading beside a
 device run's `RESULTS-cuda.md` (which says how fast, where this says why),
 and for checking a mapping change on a machine without a GPU; it measures
-nothing. Needs `ptxas` on the PATH (the CUDA toolkit).
+nothing. Needs `ptxas` (the CUDA toolkit: `$CUDA_HOME`, the PATH or
+/usr/local/cuda, as the CUDA runtime finds it).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -308,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--out", type=Path, help="Markdown file to write")
     args = parser.parse_args(argv)
-    ptxas = shutil.which("ptxas")
+    from tcdialect.runtime.cuda.driver import ptxas_path
+
+    ptxas = ptxas_path()
     if ptxas is None:
         print(
             "bench.cuda_static: ptxas is not on the PATH (CUDA toolkit)",

@@ -97,9 +97,11 @@ if TYPE_CHECKING:
     from tcdialect.backend.base import TargetInfo
     from tcdialect.backend.cuda.options import CudaOptions
 
+from tcdialect.conversion.gpu_dynamic_shared import ALIGNMENT
 from tcdialect.diagnostics import TCError
 from tcdialect.dialects import gpu
 from tcdialect.transforms.affine_gpu_promote import MAX_SHARED_MEMORY
+from tcdialect.transforms.affine_gpu_promote.kernel import element_bytes
 from tcdialect.transforms.affine_gpu_promote.shared import SHARED_SPACE
 from tcdialect.transforms.gpu_async_copies import ASYNC_COPY, space_of
 from tcdialect.transforms.ir_values import constant_index, defined_outside
@@ -109,15 +111,11 @@ def _shared(t: Attribute) -> bool:
     return space_of(t) == SHARED_SPACE
 
 
-#: Bytes: the LLVM lowering aligns every shared buffer to this.
-ALIGN = 16
-
-
 def _bytes(t: MemRefType) -> int:
-    """The bytes a static shared buffer of type `t` takes, aligned."""
-    width = getattr(t.get_element_type(), "bitwidth", 32)
-    size = math.prod(t.get_shape()) * -(-width // 8)
-    return -(-size // ALIGN) * ALIGN
+    """The bytes a static shared buffer of type `t` takes, aligned as the
+    LLVM lowering places shared buffers."""
+    size = math.prod(t.get_shape()) * (element_bytes(t) or 8)
+    return -(-size // ALIGNMENT) * ALIGNMENT
 
 
 def _doubled(t: MemRefType) -> MemRefType:

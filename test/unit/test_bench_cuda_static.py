@@ -3,12 +3,11 @@ benchmark kernel read off end to end (with `ptxas`)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from bench.cuda_static import KernelStatic, LoopMix, analyse, loop_mix, table
 from tcdialect.backend.cuda.target import GENERIC_GPU
+from tcdialect.runtime.cuda.driver import ptxas_path
 
 LIMITS = {k: int(v) for k, v in GENERIC_GPU.limits.items()}
 
@@ -59,12 +58,12 @@ def test_blocks_per_sm(
     assert s.blocks_per_sm(LIMITS) == blocks
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit)")
+@pytest.mark.skipif(ptxas_path() is None, reason="needs ptxas (CUDA toolkit)")
 def test_matmul_read_off_its_code() -> None:
     from bench.cuda.kernels import by_name
 
     kernel = by_name(["matmul_4096"])[0]
-    rows = analyse(kernel, "sm_90", shutil.which("ptxas") or "")
+    rows = analyse(kernel, "sm_90", ptxas_path() or "")
     assert [s.name for s in rows] == ["matmul_k0"]
     s = rows[0]
     assert s.block == (32, 8, 1) and s.grid == (32, 128, 1)
