@@ -14,6 +14,9 @@ after its pass:
   `gpu.launch_func`s (their dynamic shared memory: `gpu_dynamic_shared`);
 - `convert_gpu_to_nvvm` (`convert-gpu-to-nvvm`): the `gpu` ops of kernels →
   `nvvm` ops;
+- `convert_gpu_scf_to_cf` (`convert-gpu-scf-to-cf`): xDSL's
+  `convert-scf-to-cf` inside `gpu.module`s only (the host function stays
+  structured);
 - `convert_to_llvm/` (`convert-to-llvm`): func, cf, arith, math, memref,
   vector, tcrt (and nvvm for the `cuda` target) → llvm, split by dialect so
   that another target can reuse the parts it needs.
@@ -58,10 +61,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertGpuToNvvmPass
 
+    def get_convert_gpu_scf_to_cf() -> type[ModulePass]:
+        from tcdialect.conversion.convert_gpu_scf_to_cf import ConvertGpuScfToCfPass
+
+        return ConvertGpuScfToCfPass
+
     return {
         "convert-tc-to-affine": get_convert_tc_to_affine,
         "convert-parallel-loops-to-gpu": get_convert_parallel_loops_to_gpu,
         "convert-gpu-to-nvvm": get_convert_gpu_to_nvvm,
+        "convert-gpu-scf-to-cf": get_convert_gpu_scf_to_cf,
         "convert-affine-to-scf": get_convert_affine_to_scf,
         "convert-to-llvm": get_convert_to_llvm,
     }

@@ -2,7 +2,7 @@
 
 The first pass of the `cuda` target's `llvm` stage (docs/gpu.md), MLIR's
 `convert-gpu-to-nvvm` without the function conversion, which
-`convert-to-llvm{target=cuda}` does after `convert-scf-to-cf`. In every
+`convert-to-llvm{target=cuda}` does after `convert-gpu-scf-to-cf`. In every
 `gpu.func` of every `gpu.module`:
 
 - `gpu.thread_id`, `block_id`, `block_dim`, `grid_dim` (x, y, z) and

@@ -157,6 +157,12 @@ class HostProgram:
         )
         if func is None or not func.body.blocks:
             raise TCError(f"internal error: no host function @{entry} in the module")
+        if len(func.body.blocks) != 1:
+            raise TCError(
+                f"internal error: the host function @{entry} is not structured "
+                "(its control flow was lowered to blocks; the device code's "
+                "lowering is convert-gpu-scf-to-cf, not convert-scf-to-cf)"
+            )
         self.func = func
         self.entry = entry
         kernels = find_kernels(module)

@@ -25,6 +25,17 @@ from tcdialect.runtime.cuda import driver
 MATMUL = (
     "def mm(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
 )
+RNN = """
+def rnn(float(T, B, I) X, float(B, N) H0, float(N, I) Wx, float(N, N) Wh,
+        float(N) bias) -> (h) {
+    xw(t, b, n) +=! Wx(n, r_i) * X(t, b, r_i)
+    h(t, b, n) = H0(b, n) where t in 0:T + 1
+    for t in 1:T + 1 {
+        p(t, b, n) +=! Wh(n, r_k) * h(t - 1, b, r_k)
+        h(t, b, n) = tanh(p(t, b, n) + xw(t - 1, b, n) + bias(n))
+    }
+}
+"""
 GATHER = "def gather(float(V, W) In, int32(L) Idx) -> (O) { O(l, w) = In(Idx(l), w) }"
 
 
@@ -226,6 +237,26 @@ def test_launches_with_prepared_arguments(fake: FakeLib) -> None:
     )
     g, b_ = first["grid"], first["block"]
     assert "threads in (%" in gpu and b_[0] * b_[1] * b_[2] <= 1024 and g[0] >= 1
+
+
+def test_a_recurrence_launches_its_steps_from_the_host_loop(fake: FakeLib) -> None:
+    # The host function keeps its scf.for of step launches through the llvm
+    # stage (convert-gpu-scf-to-cf lowers only the kernels): the device run
+    # of 2026-11-28 failed here on a host function lowered to blocks.
+    k = tcdialect.define(RNN, target="cuda")
+    T, B, I, N = 4, 2, 3, 5
+    args = [
+        FakeArray(shape, 0x1000 * (i + 1))
+        for i, shape in enumerate([(T, B, I), (B, N), (N, I), (N, N), (N,)])
+    ]
+    k(*args, out=FakeArray((T + 1, B, N), 0x10_0000))
+    launches = fake.launches
+    assert len(launches) == 2 + T  # xw and h's initial rows, then T steps
+    steps = launches[2:]
+    assert all(s["block"] == steps[0]["block"] for s in steps)
+    # each step passes its t (1..T) among the scalar arguments
+    for t, step in enumerate(steps, start=1):
+        assert t in step["params"], (t, step["params"])
 
 
 def test_generic_sizes_pass_extents(fake: FakeLib) -> None:

@@ -3,7 +3,7 @@
 `llvm_stage_passes(options, info)` are the passes from the `gpu` stage to
 the `llvm` stage (docs/gpu.md)::
 
-    convert-gpu-to-nvvm, convert-scf-to-cf, convert-to-llvm{target=cuda}
+    convert-gpu-to-nvvm, convert-gpu-scf-to-cf, convert-to-llvm{target=cuda}
 
 after which every `gpu.module` holds `llvm.func`s (kernels carry
 `gpu.kernel`, `nvvm.kernel` and `nvvm.maxntid`), `nvvm` ops and shared
@@ -72,14 +72,13 @@ _LIBDEVICE_BYTES: dict[Path, bytes] = {}
 def llvm_stage_passes(options: CudaOptions, info: TargetInfo) -> list[ModulePass]:
     """The passes from the `gpu` stage to the `llvm` stage (see the module
     docstring); of the options only `min_blocks_per_sm` reaches them."""
-    from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
-
+    from tcdialect.conversion.convert_gpu_scf_to_cf import ConvertGpuScfToCfPass
     from tcdialect.conversion.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
     from tcdialect.conversion.convert_to_llvm import ConvertToLlvmPass
 
     return [
         ConvertGpuToNvvmPass(options.min_blocks_per_sm),
-        ConvertScfToCf(),
+        ConvertGpuScfToCfPass(),
         ConvertToLlvmPass(target="cuda"),
     ]
 

@@ -51,7 +51,7 @@ that another target can reuse the parts it needs:
 `ConvertToLlvmPass` composes them: `cpu_handlers` by default, the whole
 module as above. With `target=cuda` (`convert-to-llvm{target=cuda}`) it
 lowers only the functions of each `gpu.module` (`gpu.func`s, after
-`convert-gpu-to-nvvm` and `convert-scf-to-cf`) with `cuda_handlers`, in the
+`convert-gpu-to-nvvm` and `convert-gpu-scf-to-cf`) with `cuda_handlers`, in the
 `gpu.module`, and leaves the host functions alone. There a memref is a
 pointer to global memory, `!llvm.ptr<1>` (shared memory, memory space 3:
 `!llvm.ptr<3>`; a thread's `memref.alloca`: `!llvm.ptr`), plus its dynamic

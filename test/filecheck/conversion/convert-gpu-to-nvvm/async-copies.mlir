@@ -1,5 +1,5 @@
 // RUN: tc-opt %s -p convert-gpu-to-nvvm | filecheck %s
-// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s --check-prefix=LLVM
+// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-gpu-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s --check-prefix=LLVM
 
 // Copies marked tc.async_copy (gpu-async-copies): each barrier of their
 // kernel waits for the thread's copies first (commit, then wait until no

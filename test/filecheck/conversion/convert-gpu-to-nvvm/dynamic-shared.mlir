@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
+// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-gpu-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
 
 // Dynamic shared memory at the llvm stage: the shared buffers with dynamic
 // extents of a kernel's entry block are parts of the extern array

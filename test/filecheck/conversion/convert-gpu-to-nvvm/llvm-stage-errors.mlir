@@ -1,4 +1,4 @@
-// RUN: tc-opt %s --split-input-file --verify-diagnostics -p 'convert-gpu-to-nvvm,convert-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
+// RUN: tc-opt %s --split-input-file --verify-diagnostics -p 'convert-gpu-to-nvvm,convert-gpu-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
 
 // What the device lowering rejects, with a message.
 

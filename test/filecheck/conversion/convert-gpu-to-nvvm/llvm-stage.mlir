@@ -1,4 +1,4 @@
-// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
+// RUN: tc-opt %s -p 'convert-gpu-to-nvvm,convert-gpu-scf-to-cf,convert-to-llvm{target=cuda}' | filecheck %s
 
 // The `cuda` target's llvm stage: convert-to-llvm{target=cuda} translates the
 // functions of each gpu.module and leaves the host function at the gpu stage.
