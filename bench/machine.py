@@ -162,7 +162,14 @@ def git_commit(
     root: Path, report: str = "bench/RESULTS.md", unknown: str = "unknown"
 ) -> str:
     """The checkout's short commit, `+dirty` with uncommitted changes other
-    than `report` (the file a run rewrites); `unknown` without git."""
+    than `report` (the file a run rewrites); `unknown` without git.
+
+    `TC_BENCH_COMMIT`, when set, is taken as it is: a copy of the working
+    tree sent to another machine (the GPU machine's) can carry a `.git` of
+    another commit than the files it holds."""
+    given = os.environ.get("TC_BENCH_COMMIT")
+    if given:
+        return given
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
