@@ -143,6 +143,18 @@ DEFAULT_TILE = 32
 #: accumulators (16 of the 255 registers a thread may have) leaves room for
 #: the operands and addresses on every CUDA GPU.
 REGISTER_TILE = 4
+#: Elements per thread along each of two thread axes where a matmul-like
+#: band has tiles enough (`_square_block`): a thread's 8 + 8 loads from
+#: shared memory then serve 64 multiply-adds, 0.25 a multiply-add, which is
+#: what an SM's shared memory (32 four-byte words a clock on sm_70 to
+#: sm_90) feeds its FMA units (128 a clock) with; 4 x 4 needs 0.5, and the
+#: FMA units wait on shared memory half the time. 64 accumulators still
+#: leave room for the operands within the 255 registers of a thread.
+WIDE_REGISTER_TILE = 8
+#: The slice of the reduction a block stages with `WIDE_REGISTER_TILE`
+#: tiles: (128 + 128) x 16 four-byte elements, 16 KiB, 32 KiB double
+#: buffered, within the 48 KiB of static shared memory of every CUDA GPU.
+WIDE_SLICE = 16
 #: The threads that share a reduction member: one warp, so that the partial
 #: results combine with shuffles within it.
 WARP = 32
@@ -484,9 +496,13 @@ def _map_band(
             # than the GPU's SMs (mlp1's 128 x 128 output: 4 tiles of
             # 32 x 128): then an element per thread, tiles of a block
             sms = mapping.fill // SM_THREADS
+            square = _square_block(extents, lead, threads, limits, sms)
             tiled = _register_tile_threads(extents, lead, threads, limits)
             per = [REGISTER_TILE * tiled[axis] for axis in range(threads)]
-            if _tiles(extents, lead, per) < sms:
+            if square is not None:
+                limits = square
+                per = [WIDE_REGISTER_TILE * b for b in square[:threads]]
+            elif _tiles(extents, lead, per) < sms:
                 per = list(limits[:threads])
             else:
                 limits = tiled
@@ -500,7 +516,7 @@ def _map_band(
                     axis -= 1
             for axis in range(threads):
                 sizes[lead - 1 - axis] = per[axis]
-            sizes[lead] = DEFAULT_TILE
+            sizes[lead] = DEFAULT_TILE if square is None else WIDE_SLICE
     else:
         sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
     sizes = [
@@ -592,6 +608,39 @@ def _outer_register_tile(
     if factor(0) * factor(1) > REGISTER_TILE:
         return False
     return _reused_across(node, [lead - 3], scop, reductions)
+
+
+def _square_block(
+    extents: Sequence[int | None],
+    lead: int,
+    threads: int,
+    limits: Sequence[int],
+    sms: int,
+) -> tuple[int, ...] | None:
+    """The block of a matmul-like band with two thread axes whose threads
+    take `WIDE_REGISTER_TILE` x `WIDE_REGISTER_TILE` elements each: the
+    block's threads (`limits`' x times y: 32 x 8) as near a square as powers
+    of two allow (16 x 16), x the wider. Only where both thread members'
+    extents are known multiples of their tiles (a register tile takes whole
+    tiles) and the tiles (128 x 128 from 16 x 16 threads) number at least
+    two per SM (such a block holds 64 accumulators a thread, so an SM fits
+    about two): matmul 4096 makes 1024, tmm's 128 x 16384 output 128, which
+    keeps 4 x 4 tiles. None otherwise."""
+    if threads != 2:
+        return None
+    count = limits[0] * limits[1]
+    x = 1 << (count.bit_length() // 2)
+    if count % x:
+        return None
+    block = (x, count // x)
+    per = [WIDE_REGISTER_TILE * b for b in block]
+    for axis in range(2):
+        e = extents[lead - 1 - axis]
+        if e is None or e <= 0 or e % per[axis]:
+            return None
+    if _tiles(extents, lead, per) < 2 * sms:
+        return None
+    return (*block, *limits[2:])
 
 
 def _register_tile_threads(

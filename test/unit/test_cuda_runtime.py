@@ -69,6 +69,7 @@ class FakeLib:
 
     def __init__(self) -> None:
         self.launches: list[dict[str, Any]] = []
+        self.pool_attributes: dict[tuple[int, int], int] = {}
         self.next_ptr = 0x7000_0000
         self.flag = 0
         self.freed: list[int] = []
@@ -131,6 +132,18 @@ class FakeLib:
         return 0
 
     def cuStreamSynchronize(self, stream: int) -> int:
+        return 0
+
+    def cuDeviceGet(self, dev: Any, ordinal: int) -> int:
+        dev._obj.value = 10 + ordinal
+        return 0
+
+    def cuDeviceGetMemPool(self, pool: Any, dev: int) -> int:
+        pool._obj.value = 0x300 + dev
+        return 0
+
+    def cuMemPoolSetAttribute(self, pool: Any, attr: int, value: Any) -> int:
+        self.pool_attributes[(pool.value, attr)] = value._obj.value
         return 0
 
     def cuGetErrorName(self, code: int, name: Any) -> int:
@@ -237,6 +250,15 @@ def test_launches_with_prepared_arguments(fake: FakeLib) -> None:
     )
     g, b_ = first["grid"], first["block"]
     assert "threads in (%" in gpu and b_[0] * b_[1] * b_[2] <= 1024 and g[0] >= 1
+
+
+def test_the_memory_pool_keeps_freed_temporaries(fake: FakeLib) -> None:
+    device = driver.cuda_device(0)
+    assert device.keep_freed_memory(80 << 30)
+    # the release threshold of device 0's current pool
+    assert fake.pool_attributes == {
+        (0x300 + 10, driver.MEMPOOL_ATTR_RELEASE_THRESHOLD): 80 << 30
+    }
 
 
 def test_a_recurrence_launches_its_steps_from_the_host_loop(fake: FakeLib) -> None:

@@ -84,7 +84,15 @@ def _libcuda() -> ctypes.CDLL:
     lib.cuGetErrorName.argtypes = [i, ctypes.POINTER(ctypes.c_char_p)]
     lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(i), i, p]
     lib.cuFuncSetAttribute.argtypes = [p, i, i]
+    lib.cuDeviceGet.argtypes = [ctypes.POINTER(i), i]
+    lib.cuDeviceGetMemPool.argtypes = [ctypes.POINTER(p), i]
+    lib.cuMemPoolSetAttribute.argtypes = [p, i, p]
     return lib
+
+
+#: `CUmemPool_attribute`: the bytes a memory pool keeps after a
+#: synchronisation instead of releasing them to the driver.
+MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
 
 
 #: `CUfunction_attribute`s: the static shared memory of a kernel, and the
@@ -191,6 +199,28 @@ class CudaDevice:
             except Exception:  # the driver is already gone at exit
                 break
         local.pushes = 0
+
+    def keep_freed_memory(self, nbytes: int) -> bool:
+        """Let the device's current memory pool, which `cuMemAllocAsync` draws
+        a call's temporaries and error flag from, keep up to `nbytes` of
+        freed memory for the next call instead of releasing it to the driver
+        at every synchronisation (the pool's default threshold is 0): with
+        0, each call after a synchronisation (every NumPy or bounds-checked
+        call waits for its stream) maps its temporaries afresh. The pool is
+        the process's, shared with other `cuMemAllocAsync` users. Returns
+        whether the driver took the setting (an old driver may not)."""
+        dev = ctypes.c_int()
+        pool = ctypes.c_void_p()
+        value = ctypes.c_uint64(nbytes)
+        lib = self.lib
+        return (
+            lib.cuDeviceGet(ctypes.byref(dev), self.ordinal) == 0
+            and lib.cuDeviceGetMemPool(ctypes.byref(pool), dev.value) == 0
+            and lib.cuMemPoolSetAttribute(
+                pool, MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.byref(value)
+            )
+            == 0
+        )
 
     def check(self, code: int, what: str) -> None:
         if code != 0:
@@ -338,6 +368,8 @@ def cuda_device(ordinal: int = 0) -> CudaDevice:
                 attrs[drv.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR]
             ),
         )
+        # freed temporaries stay in the pool, up to the device's memory
+        device.keep_freed_memory(int(dev.total_memory()))
         _DEVICES[ordinal] = device
         return device
 
