@@ -496,7 +496,11 @@ def _map_band(
             # than the GPU's SMs (mlp1's 128 x 128 output: 4 tiles of
             # 32 x 128): then an element per thread, tiles of a block
             sms = mapping.fill // SM_THREADS
-            square = _square_block(extents, lead, threads, limits, sms)
+            square = (
+                _square_block(extents, lead, threads, limits, sms)
+                if _unit_stride_along(node, lead - 1, scop, reductions)
+                else None
+            )
             tiled = _register_tile_threads(extents, lead, threads, limits)
             per = [REGISTER_TILE * tiled[axis] for axis in range(threads)]
             if square is not None:
@@ -625,7 +629,8 @@ def _square_block(
     tiles) and the tiles (128 x 128 from 16 x 16 threads) number at least
     two per SM (such a block holds 64 accumulators a thread, so an SM fits
     about two): matmul 4096 makes 1024, tmm's 128 x 16384 output 128, which
-    keeps 4 x 4 tiles. None otherwise."""
+    keeps 4 x 4 tiles. None otherwise. The caller also asks that the reads
+    along x be unit-stride (`_unit_stride_along`)."""
     if threads != 2:
         return None
     count = limits[0] * limits[1]
@@ -641,6 +646,44 @@ def _square_block(
     if _tiles(extents, lead, per) < 2 * sms:
         return None
     return (*block, *limits[2:])
+
+
+def _unit_stride_along(
+    node: isl.ScheduleNode,
+    member: int,
+    scop: Scop,
+    reductions: dict[str, Reduction],
+) -> bool:
+    """Whether every read of the reduction statements of band `node` that
+    varies along `member` (the one on threads along x) varies in its last,
+    unit-stride subscript only: matmul's `B(r_k, n)` along `n`, not MLP's
+    `W(n, r_m)`, which the threads along x read a row apart. `_square_block`
+    narrows x to 16 threads, and a read across rows made it slower than the
+    32 x 8 block on an H100."""
+    pm = node.band_get_partial_schedule()
+    for name in _statement_names(node):
+        if name not in reductions:
+            continue
+        stmt = scop.statements[name]
+        aff = _single_aff(pm.get_union_pw_aff(member), stmt.domain)
+        if aff is None:
+            return False
+        walked = [
+            d
+            for d in range(len(stmt.dims))
+            if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
+        ]
+        for access in stmt.accesses:
+            if access.kind != "read":
+                continue
+            n_out = access.map.dim(isl.dim_type.out)
+            for j in range(n_out - 1):
+                sub = access.map.project_out(
+                    isl.dim_type.out, j + 1, n_out - j - 1
+                ).project_out(isl.dim_type.out, 0, j)
+                if any(sub.involves_dims(isl.dim_type.in_, d, 1) for d in walked):
+                    return False
+    return True
 
 
 def _register_tile_threads(

@@ -75,24 +75,34 @@ def test_short_axis_register_tiles(
     check_outputs(k(*inputs), want, red)
 
 
-MLP = """def mlp(float(B, M) I, float(N, M) W, float(N) bias) -> (O) {
-    O(b, n) +=! I(b, r_m) * W(n, r_m)
+MLP = """def mlp(float(B, M) I, float(M, N) W, float(N) bias) -> (O) {
+    O(b, n) +=! I(b, r_m) * W(r_m, n)
     O(b, n) = fmax(O(b, n) + bias(n), 0.0)
 }"""
 
+#: The weights read across their rows along n (PyTorch's linear layer).
+MLP_T = MLP.replace("float(M, N) W", "float(N, M) W").replace("W(r_m, n)", "W(n, r_m)")
+
 
 @pytest.mark.parametrize(
-    ("batch", "n", "block", "fmas"),
+    ("source", "batch", "n", "block", "fmas"),
     [
         # 2 x 2 tiles of 128 x 128 for one SM: 16 x 16 threads of 8 x 8
-        pytest.param(256, 256, "16, 16, 1", 64, id="square-8x8"),
+        pytest.param(MLP, 256, 256, "16, 16, 1", 64, id="square-8x8"),
         # 200 is no multiple of 128: the 32 x 8 block stays (with a register
         # tile of 4 along the batch only, 200 being no multiple of 4 x 32)
-        pytest.param(256, 200, "32, 8, 1", 4, id="ragged-32x8"),
+        pytest.param(MLP, 256, 200, "32, 8, 1", 4, id="ragged-32x8"),
+        # W read a row apart along n: the 32 x 8 block's 4 x 4 tiles stay
+        pytest.param(MLP_T, 256, 256, "32, 8, 1", 16, id="transposed-32x8"),
     ],
 )
 def test_wide_register_tiles_where_tiles_fill_the_sms(
-    monkeypatch: pytest.MonkeyPatch, batch: int, n: int, block: str, fmas: int
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    batch: int,
+    n: int,
+    block: str,
+    fmas: int,
 ) -> None:
     # a GPU of one SM, so that a small GEMM has the tiles that matmul 4096
     # has on an H100's 132 (`gpu_mapping._square_block`); the reduction's
@@ -102,12 +112,11 @@ def test_wide_register_tiles_where_tiles_fill_the_sms(
     one_sm = dataclasses.replace(GENERIC_GPU, cores=1)
     monkeypatch.setattr(CudaSimBackend, "info", lambda self: one_sm)
     rng = np.random.default_rng(n)
-    inputs = [
-        rng.uniform(-1, 1, s).astype(np.float32) for s in [(batch, 40), (n, 40), (n,)]
-    ]
-    k = tcdialect.define(MLP, target="cuda-sim")
+    w = (40, n) if source is MLP else (n, 40)
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in [(batch, 40), w, (n,)]]
+    k = tcdialect.define(source, target="cuda-sim")
     gpu = k.ir(*inputs, stage="gpu")
     assert re.search(rf"known_block_size = array<i32: {block}>", gpu)
     assert gpu.count("math.fma") == fmas
-    want = reference.run(parse_tc(MLP), None, inputs)
+    want = reference.run(parse_tc(source), None, inputs)
     check_outputs(k(*inputs), want, 40)
