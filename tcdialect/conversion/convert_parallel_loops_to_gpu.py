@@ -31,6 +31,12 @@ Inside a kernel:
   size (`gpu.thread_id`/`gpu.block_dim`) along its axis. Any grid and block
   therefore compute the same result. A mapped loop inside one of the same
   processor, and an unmapped `scf.parallel`, become plain `scf.for`s.
+  Where a thread loop's lower bound changes with a loop around it in the
+  kernel (a tile loop run in order in each thread) and is not a multiple
+  of the block along its axis, the loop starts at `lb + (id - lb) mod count`
+  instead, so that a value always belongs to the same thread (`v mod
+  count`): otherwise an element one thread wrote under one bound would be
+  read by another under the next, with no barrier between them.
 - A store runs in one thread per element: along each axis of the block
   with no enclosing thread loop of that axis (serial code between thread
   loops, like an initialisation above a tiled reduction, or a nest mapped
@@ -430,6 +436,7 @@ class _Outliner:
             new = _cyclic(loop, mapped)
             if mapped is not None and mapped[0] == "thread":
                 launch.thread_loops[new] = mapped[1]
+        _anchor_thread_loops(launch)
         if launch.block != (1, 1, 1):
             _guard_and_sync(entry, launch)
 
@@ -626,6 +633,90 @@ def _cyclic(op: scf.ParallelOp, mapped: tuple[str, int, int] | None) -> scf.ForO
         outer.body.block.add_ops([inner, scf.YieldOp()])
     Rewriter.replace_op(op, loops[0])
     return loops[0]
+
+
+def _anchor_thread_loops(launch: _Launch) -> None:
+    """Start each thread loop whose lower bound varies inside the kernel and
+    is no multiple of the block at `lb + (id - lb) mod count` (see the
+    module docstring), so that value `v` is thread `v mod count`'s under
+    every bound. Only loops of step 1 (all that `affine-gpu-map` makes)."""
+    for loop, axis in launch.thread_loops.items():
+        start = loop.lb.owner
+        if (
+            not isinstance(start, arith.AddiOp)
+            or constant_index(_origin_step(loop)) != 1
+        ):
+            continue
+        lb, tid = start.lhs, start.rhs
+        if _multiple_of(lb, launch.block[axis]) or not _varies(lb, loop):
+            continue
+        count = loop.step
+        ops = [
+            diff := arith.SubiOp(tid, lb),
+            rem := arith.RemSIOp(diff, count),
+            zero := _const_op(0),
+            neg := arith.CmpiOp(rem, zero, "slt"),
+            up := arith.AddiOp(rem, count),
+            pos := arith.SelectOp(neg, up, rem),
+            new := arith.AddiOp(lb, pos),
+        ]
+        Rewriter.insert_op(ops, InsertPoint.before(loop))
+        loop.operands[0] = new.result
+        if not start.result.uses:
+            start.detach()
+            start.erase()
+
+
+def _origin_step(loop: scf.ForOp) -> SSAValue:
+    """The step of the `scf.parallel` a cyclic loop replaced: its step is
+    `count * step` (`_cyclic`)."""
+    owner = loop.step.owner
+    return owner.rhs if isinstance(owner, arith.MuliOp) else loop.step
+
+
+def _multiple_of(v: SSAValue, m: int, depth: int = 0) -> bool:
+    """Whether `v` is provably a multiple of `m`: a constant one, a product
+    with one, a sum or difference of two, or the induction variable of a
+    loop whose bound and step are (a tile's first element)."""
+    if m == 1:
+        return True
+    if depth > 16:
+        return False
+    c = constant_index(v)
+    if c is not None:
+        return c % m == 0
+    owner = v.owner
+    if isinstance(owner, arith.MuliOp):
+        return _multiple_of(owner.lhs, m, depth + 1) or _multiple_of(
+            owner.rhs, m, depth + 1
+        )
+    if isinstance(owner, arith.AddiOp | arith.SubiOp):
+        return _multiple_of(owner.lhs, m, depth + 1) and _multiple_of(
+            owner.rhs, m, depth + 1
+        )
+    if isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), scf.ForOp):
+        parent = v.owner.parent_op()
+        assert isinstance(parent, scf.ForOp)
+        return v.index == 0 and all(
+            _multiple_of(x, m, depth + 1) for x in (parent.lb, parent.step)
+        )
+    return False
+
+
+def _varies(v: SSAValue, loop: Operation, depth: int = 0) -> bool:
+    """Whether `v` may change between runs of `loop`: it depends on the
+    induction variable of a loop around `loop` (or on an op it cannot see
+    through)."""
+    if depth > 32:
+        return True
+    if isinstance(v, BlockArgument):
+        parent = v.owner.parent_op()
+        return parent is not None and parent.is_ancestor(loop)
+    owner = v.owner
+    assert isinstance(owner, Operation)
+    if owner.regions:
+        return True
+    return any(_varies(x, loop, depth + 1) for x in owner.operands)
 
 
 #: The identity of each combining op of a reduction (`poly.scop`'s list).
@@ -1065,7 +1156,11 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
             axis = thread_loops.get(op)  # pyright: ignore[reportArgumentType]
             if axis is not None:
                 inner = warp or launch.block[0] == WARP
-                if axis == 0 or not inner:
+                if axis == 0:
+                    continue
+                if not inner:
+                    assert isinstance(op, scf.ForOp)
+                    uniform(op)
                     continue
                 nested = True
             else:
@@ -1104,7 +1199,90 @@ def _guard_and_sync(entry: Block, launch: _Launch) -> None:
                 assert last is not None
                 Rewriter.insert_op(_sync(warp), InsertPoint.before(last))
 
+    def uniform(loop: scf.ForOp) -> None:
+        """Barriers in a thread loop along y or z whose threads along x are
+        several warps: only where every thread of the block runs the loop
+        the same number of times (`_make_uniform`); else none, as before."""
+        body = loop.body.block
+        before = {o for o in loop.walk() if isinstance(o, gpu.BarrierOp)}
+        region(body, False)
+        new = [
+            o for o in loop.walk() if isinstance(o, gpu.BarrierOp) and o not in before
+        ]
+        if not new:
+            return
+        if all(b.parent_block() is body for b in new) and _make_uniform(loop, launch):
+            return
+        for b in new:
+            b.detach()
+            b.erase()
+
     region(entry, False)
+
+
+def _make_uniform(loop: scf.ForOp, launch: _Launch) -> bool:
+    """Give a thread loop `for %i = lb + off to ub step count` (`off` the
+    thread's, below `count`) the same trip count in every thread, so that
+    the `gpu.barrier`s of its body are reached by the whole block: it runs
+    to `lb + off + ceil((ub - lb) / count) * count`, and the ops of its body
+    between barriers that touch memory (and those that use their results)
+    run under `%i < ub`. False, changing nothing, where the loop does not
+    have that form or a guarded value is used past a barrier."""
+    start = loop.lb.owner
+    if not isinstance(start, arith.AddiOp) or constant_index(_origin_step(loop)) != 1:
+        return False
+    body = loop.body.block
+    segments: list[list[Operation]] = [[]]
+    for op in body.ops:
+        if isinstance(op, gpu.BarrierOp):
+            segments.append([])
+        elif op is not body.last_op:
+            segments[-1].append(op)
+    guarded: list[list[Operation]] = []
+    for segment in segments:
+        g: list[Operation] = []
+        made: set[SSAValue] = set()
+        for op in segment:
+            if (
+                op.regions
+                or not is_side_effect_free(op)
+                or any(v in made for v in op.operands)
+            ):
+                g.append(op)
+                made.update(op.results)
+        for op in g:
+            for r in op.results:
+                for use in r.uses:
+                    user = use.operation
+                    if not any(a in g for a in (user, *_ancestors(user))):
+                        return False
+        guarded.append(g)
+    lb, ub, count = start.lhs, loop.ub, loop.step
+    ops = [
+        span := arith.SubiOp(ub, lb),
+        one := _const_op(1),
+        less := arith.SubiOp(count, one),
+        up := arith.AddiOp(span, less),
+        trips := arith.DivSIOp(up, count),
+        length := arith.MuliOp(trips, count),
+        end := arith.AddiOp(loop.lb, length),
+    ]
+    Rewriter.insert_op(ops, InsertPoint.before(loop))
+    loop.operands[1] = end.result
+    inside = arith.CmpiOp(body.args[0], ub, "slt")
+    body.insert_op_before(inside, body.first_op)  # pyright: ignore[reportArgumentType]
+    for g in guarded:
+        if not g:
+            continue
+        guard = scf.IfOp(inside.result, [], [scf.YieldOp()])
+        launch.divergent.add(guard)
+        body.insert_op_after(guard, g[-1])
+        then = guard.true_region.block
+        assert then.last_op is not None
+        for op in g:
+            op.detach()
+            then.insert_op_before(op, then.last_op)
+    return True
 
 
 def _ancestors(op: Operation) -> Iterable[Operation]:

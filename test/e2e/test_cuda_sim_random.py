@@ -43,9 +43,17 @@ def test_option_sets_are_cuda_options() -> None:
         tcgen.target_options(opts, "cuda-sim")  # a TypeError names unknown keys
 
 
+#: Seeds that once failed, run every time: 5013, 5055 and 5134 raced on an
+#: input that gpu-carry-registers stored back; in 17053 a thread loop's
+#: lower bound moved with a tile loop around it (an element changed threads)
+#: and a row loop on threads along y held nests that need a barrier.
+ONCE_FAILED = [5013, 5055, 5134, 17053]
+
+
 @pytest.mark.parametrize(
     "seed",
-    [pytest.param(BASE_SEED + k, id=f"seed={BASE_SEED + k}") for k in range(COUNT)],
+    [pytest.param(BASE_SEED + k, id=f"seed={BASE_SEED + k}") for k in range(COUNT)]
+    + [pytest.param(s, id=f"once-failed={s}") for s in ONCE_FAILED],
 )
 def test_random_program_in_simulator(seed: int) -> None:
     program = tcgen.generate(seed)
