@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # The GPU machine's checks (issue 35): test/gpu, the host cost of a cached
-# call, the GPU benchmark, option sweeps (bench/cuda_sweep.py) and Nsight
-# Compute's counters (bench/cuda_profile.py). From the repo root, with the kit
+# call, the GPU benchmark, Nsight Compute's counters (bench/cuda_profile.py)
+# and option sweeps (bench/cuda_sweep.py). From the repo root, with the kit
 # in .gpu/ (../shared/gpu/README.md; the machine's own pytest-xdist runs
 # test/gpu on 12 workers, or put it in .gpu/extra where it lacks one):
 #
-#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|sweeps|profile|all] [BENCH ARGS...]
+#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|profile|sweeps|all] [BENCH ARGS...]
 #
-# `all` takes longer than one `run` call may (600 s): run `tests` then
-# `bench` in one call (about 3 + 4 minutes on an H100), and `profile` (about
-# 2) or `sweeps` (about 6) in a second if device time is left.
+# On an H100 (2026-11-28): tests about 40 s and the host-cost check 15 s,
+# bench (with torch.compile) 60 s, profile 40 s, sweeps 4 minutes at most;
+# `all`, every one of them, fits one `run` call (600 s) with time to spare.
 #
-# Everything lands in $OUT (default ./device-out): device.txt, test-gpu.txt
-# and test-gpu.xml, cuda_overhead.json, RESULTS-cuda.md, bench-cuda.json and
-# sweep-<set>.md / .json, ncu.csv and ncu.md.
+# Everything is written to a staging folder and packed into
+# $OUT/device-run.tgz (default OUT: ./device-out), since a device call brings
+# back at most 8 files: device.txt, test-gpu.txt and test-gpu.xml,
+# cuda_overhead.json, RESULTS-cuda.md, bench-cuda.json, ncu.csv, ncu.err,
+# ncu.md, sweep-<set>.md and .json. RESULTS-cuda.md, test-gpu.txt and
+# ncu.md are also copied to $OUT itself, to read at once.
 set -u
 mode=${1:-all}
 shift || true
-OUT=${OUT:-$PWD/device-out}
-PROFILE_DEFAULT=matmul_4096,softmax_16384x4096,layernorm_256x256x1024,tbmm_16000x26x72x26,kronecker3_256_16x64,mlp1_128x2000x128,lut1_128x50x64_E1e7,conv2d_32x128x128_58,tmm_128x4096x16384,gconv_c32_7,group_norm_32x512x48x48
-mkdir -p "$OUT"
+FINAL=${OUT:-$PWD/device-out}
+mkdir -p "$FINAL"
+OUT=$(mktemp -d)
+pack() {
+  tar -czf "$FINAL/device-run.tgz" -C "$OUT" .
+  for f in RESULTS-cuda.md test-gpu.txt ncu.md; do
+    [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"
+  done
+}
+trap pack EXIT
+PROFILE_DEFAULT=matmul_4096,mlp_8192x4096,softmax_16384x4096,layernorm_256x256x1024,tbmm_16000x26x72x26,kronecker3_256_16x64,mlp1_128x2000x128,lut1_128x50x64_E1e7,conv2d_32x128x128_58,tmm_128x4096x16384,gconv_c32_7,group_norm_32x512x48x48
 export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
 {
   nvidia-smi -L
@@ -30,8 +41,8 @@ export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
 cat "$OUT/device.txt"
 if [ "$mode" = tests ] || [ "$mode" = all ]; then
   start=$(date +%s)
-  # pytest-xdist where it can be imported (copy it into .gpu/extra: the kit
-  # lacks it), else one process
+  # pytest-xdist where it can be imported (the machine's, or one in
+  # .gpu/extra), else one process
   workers=()
   python3 -c 'import xdist' 2>/dev/null && workers=(-n "${TEST_WORKERS:-12}")
   # SIGINT at the limit: pytest still prints what failed so far
@@ -43,10 +54,12 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
   timeout 120 python3 -m bench.cuda_overhead --out "$OUT" 2>&1 | tail -12
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
+  # a budget that keeps the torch.compile column for every kernel (the run
+  # itself takes about a minute)
   timeout "${BENCH_TIMEOUT:-420}" python3 -m bench.cuda --output "$OUT/RESULTS-cuda.md" \
-    --json "$OUT/bench-cuda.json" "$@" 2>&1 | tail -60
+    --json "$OUT/bench-cuda.json" --budget-s "${BENCH_BUDGET:-400}" "$@" 2>&1 | tail -60
 fi
-if [ "$mode" = profile ]; then
+if [ "$mode" = profile ] || [ "$mode" = all ]; then
   # Nsight Compute's counters for the kernels furthest from their bound
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout "${PROFILE_TIMEOUT:-150}" "$ncu" --profile-from-start off --clock-control none \
@@ -63,6 +76,10 @@ if [ "$mode" = sweeps ] || [ "$mode" = all ]; then
   timeout 200 python3 -m bench.cuda_sweep \
     --kernels matmul_4096,mlp_8192x4096,tmm_128x4096x16384,conv2d_32x128x128_58,gconv_c16_14,kronecker3_256_16x64 \
     --options codegen --budget-s 170 --out "$OUT" 2>&1 | tail -8
+  # tile and block shapes of the GEMMs (the 16x16 block of 8x8 tiles: matmul
+  # takes it, MLP's transposed weights do not)
+  timeout 120 python3 -m bench.cuda_sweep --kernels matmul_4096,mlp_8192x4096 \
+    --options gemm --budget-s 100 --out "$OUT" 2>&1 | tail -8
   # a short reduction staged whole or 32 at a time (tbmm)
   timeout 90 python3 -m bench.cuda_sweep --kernels tbmm_16000x26x72x26 \
     --options reduction_tile --budget-s 60 --out "$OUT" 2>&1 | tail -8
