@@ -39,7 +39,12 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    (mlp1's 128 x 128 output makes 4), each thread takes one element and a
    tile is a block's (8 x 32: 64 tiles), and while the tiles are still
    fewer than the SMs the block's outer thread axes halve (2 x 32: 256
-   tiles), so that more SMs share the work. A thread member no longer
+   tiles), so that more SMs share the work. Where 128 x 128 tiles are at
+   least two per SM, their extents multiples of the tile and the reads
+   along x unit-stride (`_square_block`, `_unit_stride_along`: matmul
+   4096), the block's threads are 16 x 16, each with 8 x 8 elements
+   (`WIDE_REGISTER_TILE`), and the reduction is staged `WIDE_SLICE` at a
+   time. A thread member no longer
    than its block, a multiple of `REGISTER_TILE` long, gets a quarter of
    the threads instead, each with a register tile along it
    (`_register_tile_threads`: Kronecker3's 16-long `d2` on 4 threads of 4,

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_reference_catalog import RNN_SOURCE
 
 import tcdialect
 from tcdialect.arrays import DeviceArray, device_array
@@ -25,17 +26,6 @@ from tcdialect.runtime.cuda import driver
 MATMUL = (
     "def mm(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, r_k) * B(r_k, n) }"
 )
-RNN = """
-def rnn(float(T, B, I) X, float(B, N) H0, float(N, I) Wx, float(N, N) Wh,
-        float(N) bias) -> (h) {
-    xw(t, b, n) +=! Wx(n, r_i) * X(t, b, r_i)
-    h(t, b, n) = H0(b, n) where t in 0:T + 1
-    for t in 1:T + 1 {
-        p(t, b, n) +=! Wh(n, r_k) * h(t - 1, b, r_k)
-        h(t, b, n) = tanh(p(t, b, n) + xw(t - 1, b, n) + bias(n))
-    }
-}
-"""
 GATHER = "def gather(float(V, W) In, int32(L) Idx) -> (O) { O(l, w) = In(Idx(l), w) }"
 
 
@@ -265,7 +255,7 @@ def test_a_recurrence_launches_its_steps_from_the_host_loop(fake: FakeLib) -> No
     # The host function keeps its scf.for of step launches through the llvm
     # stage (convert-gpu-scf-to-cf lowers only the kernels): the device run
     # of 2026-11-28 failed here on a host function lowered to blocks.
-    k = tcdialect.define(RNN, target="cuda")
+    k = tcdialect.define(RNN_SOURCE, target="cuda")
     T, B, I, N = 4, 2, 3, 5
     args = [
         FakeArray(shape, 0x1000 * (i + 1))
