@@ -86,7 +86,10 @@ class CudaOptions:
         of its own extent, so no thread idles.
     block: threads per block along x, y, z (x is the innermost mapped loop,
         so consecutive threads touch consecutive elements); at most 1024 in
-        all.
+        all. With `tile` None the mapper may reshape the block's threads
+        for a matmul-like band's register tiles (16 x 16 of 8 x 8 elements
+        for a large GEMM, 4 x 8 of 4 x 4 for a short axis); with `tile`
+        given, the block is taken as it is.
     grid: blocks along x, y, z. Both mappings are cyclic: a loop longer than
         the grid or block is strip-mined over it; the launch is tightened to
         the iterations that exist. The default is CUDA's limits: a block
