@@ -83,6 +83,10 @@ if [ "$mode" = sweeps ] || [ "$mode" = all ]; then
   # a short reduction staged whole or 32 at a time (tbmm)
   timeout 90 python3 -m bench.cuda_sweep --kernels tbmm_16000x26x72x26 \
     --options reduction_tile --budget-s 60 --out "$OUT" 2>&1 | tail -8
+  # memory-bound kernels with their row loops unrolled
+  timeout 120 python3 -m bench.cuda_sweep \
+    --kernels softmax_16384x4096,layernorm_256x256x1024,rowsum_16384x4096,moments2_1024x36864,group_norm_32x512x48x48,maxpool2x2_16x64x224 \
+    --options streaming --budget-s 100 --out "$OUT" 2>&1 | tail -8
   # a sum shared by blocks with atomics against one block (issue 34)
   timeout 90 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
     --budget-s 60 --out "$OUT" 2>&1 | tail -8
