@@ -66,7 +66,9 @@ def test_matmul_read_off_its_code() -> None:
     rows = analyse(kernel, "sm_90", ptxas_path() or "")
     assert [s.name for s in rows] == ["matmul_k0"]
     s = rows[0]
-    assert s.block == (32, 8, 1) and s.grid == (32, 128, 1)
-    assert s.registers > 0 and s.shared > 0 and s.loop.fma > 0
+    # 16 x 16 threads of 8 x 8 elements: 8 + 8 shared loads for 64 fma
+    assert s.block == (16, 16, 1) and s.grid == (32, 32, 1)
+    assert s.registers > 0 and s.shared > 0 and s.loop.fma == 64
+    assert s.loop.lds_per_fma == 0.25
     text = table([("matmul_4096", s)], LIMITS, GENERIC_GPU.cores)
-    assert "| matmul_4096 | matmul_k0 | 32x128x1 | 32x8x1 |" in text
+    assert "| matmul_4096 | matmul_k0 | 32x32x1 | 16x16x1 |" in text

@@ -27,8 +27,9 @@ read many times; elsewhere the caches serve the reuse without the copies
 and barriers. A promoted box is a
 `memref.alloca` in memory space 3 at the start of the kernel's nest (the
 top-level op's block: a top-level alloca would be a device segment of its
-own), its innermost extent padded by one when it is a multiple of 32 (no
-bank conflicts along a column). A copy nest right before the first thread
+own), its innermost extent padded by one when it is a multiple of 32, or
+even and read down a column by the threads along x (an odd row: no bank
+conflicts along a column). A copy nest right before the first thread
 nest that reads it fills it, mapped onto the kernel's own thread axes and
 block sizes, the innermost box dimension on `thread_x` so that the reads
 coalesce, and clamped to the array's extents (`memref.dim` for dynamic

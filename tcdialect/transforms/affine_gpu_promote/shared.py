@@ -61,9 +61,8 @@ from tcdialect.transforms.affine_gpu_promote.linear import (
 
 #: Memory space of shared memory (docs/gpu.md).
 SHARED_SPACE = 3
-#: Shared-memory banks: an innermost extent that is a multiple of this gets
-#: one more element, so that a column's elements fall in different banks (a
-#: dynamic one is rounded up to an odd number).
+#: Shared-memory banks: a row of a multiple of this many elements gets one
+#: more, so that a column's consecutive elements fall in different banks.
 BANKS = 32
 #: What a size (any SSA value in a dynamic extent or a loop's bounds) is
 #: taken to be when the reuse of a dynamic box is estimated.
@@ -96,13 +95,39 @@ class Candidate:
     @property
     def shape(self) -> list[int]:
         """The buffer's shape: the box (`DYNAMIC_INDEX` for a dynamic
-        extent), the innermost extent padded."""
+        extent), the innermost extent padded by one when it is a multiple of
+        `BANKS`, or even and read down a column by the threads along x
+        (`read_down_columns`): an odd row puts consecutive elements of a
+        column in different banks, where a row of 16 put 16 threads' reads
+        in 2 banks, 8 to a bank. (A dynamic innermost extent is rounded up
+        to an odd number in any case.)"""
         shape = [
             DYNAMIC_INDEX if s.constant is None else s.constant for s in self.sizes
         ]
-        if len(shape) > 1 and shape[-1] > 0 and shape[-1] % BANKS == 0:
+        last = shape[-1]
+        if (
+            len(shape) > 1
+            and last > 0
+            and (last % BANKS == 0 or (last % 2 == 0 and self.read_down_columns))
+        ):
             shape[-1] += 1
         return shape
+
+    @property
+    def read_down_columns(self) -> bool:
+        """Whether a load of the box takes the index of a thread loop along x
+        in a subscript other than the innermost: consecutive threads then
+        read elements a row apart."""
+        for load, subs in self.loads:
+            xs: set[SSAValue] = set()
+            parent = load.parent_op()
+            while parent is not None:
+                if thread_axis(parent) == "x":
+                    xs.update(a for r in parent.regions for a in r.block.args)
+                parent = parent.parent_op()
+            if any(v in xs for lin in subs[:-1] for v in lin.coef):
+                return True
+        return False
 
     @property
     def bytes(self) -> int:
