@@ -13,8 +13,9 @@ Each kernel of `bench/cuda/kernels.py` named is compiled under the default
 `CudaOptions`, called once outside the range (compile, load, first run),
 then once inside it, on inputs generated on the device. Then
 `python -m bench.cuda_profile --summarize ncu.csv` prints one Markdown row
-per launch: duration, SM and DRAM throughput as a share of peak, achieved
-occupancy, registers, shared memory and cycles per issued instruction. It is a
+per launch: duration; SM, memory, DRAM, L1 and L2 throughput as shares of
+peak; achieved and theoretical occupancy; registers, shared memory, block
+and grid; cycles per issued instruction. It is a
 measuring tool for the closing notes of the GPU work (what limits a kernel
 that misses its target), not part of the library.
 """
