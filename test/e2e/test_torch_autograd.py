@@ -245,32 +245,3 @@ def test_compiled_graphs_hold_the_ops_with_symbolic_shapes() -> None:
     assert f"tcdialect.{name}" in forward
     backward = str(graphs["backward"][0].graph)
     assert "tcdialect.conv1_grad_" in backward
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")
-def test_cuda_tensors_with_autograd_and_compile() -> None:
-    """On the `cuda` target: CUDA tensors through the op (forward and derived
-    backward on the GPU), float64 gradcheck, and a compiled graph."""
-    mm = define(MATMUL, target="cuda")
-    inputs = [rand(5, 3).cuda().requires_grad_(), rand(3, 4, seed=1).cuda()]
-    assert torch.autograd.gradcheck(mm, inputs)
-    plain = mm(*(t.detach() for t in inputs))
-    assert plain.is_cuda and plain.grad_fn is None
-    layer = define(LINEAR_RELU, target="cuda")
-
-    @torch.compile(backend="aot_eager", fullgraph=True)
-    def forward(x: Any, w: Any, b: Any) -> Any:
-        return layer(x, w, b)
-
-    x = rand(8, 5, dtype=torch.float32).cuda()
-    w = rand(3, 5, seed=1, dtype=torch.float32).cuda().requires_grad_()
-    b = rand(3, seed=2, dtype=torch.float32).cuda().requires_grad_()
-    value = forward(x, w, b)
-    assert value.is_cuda
-    value.square().sum().backward()
-    w_ref, b_ref = (t.detach().clone().requires_grad_() for t in (w, b))
-    expected = torch.relu(x @ w_ref.t() + b_ref)
-    expected.square().sum().backward()
-    torch.testing.assert_close(value, expected)
-    torch.testing.assert_close(w.grad, w_ref.grad)
-    torch.testing.assert_close(b.grad, b_ref.grad)

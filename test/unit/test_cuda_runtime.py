@@ -54,6 +54,12 @@ def _deref(p: int, kind: Any) -> int:
     return ctypes.cast(p, ctypes.POINTER(kind)).contents.value
 
 
+def _handle(stream: ctypes.c_void_p | None) -> int:
+    """The `CUstream` a launch was given (see `driver.stream_argument`)."""
+    assert stream is None or isinstance(stream, ctypes.c_void_p)
+    return stream.value or 0 if stream is not None else 0
+
+
 class FakeLib:
     """The driver entry points the runtime uses, recording launches."""
 
@@ -93,9 +99,10 @@ class FakeLib:
     ) -> int:
         self.launches.append(
             {
+                "function": fn.value,
                 "grid": (gx, gy, gz),
                 "block": (bx, by, bz),
-                "stream": stream,
+                "stream": _handle(stream),
                 "params": [
                     _deref(params[i], ctypes.c_int64) for i in range(len(params))
                 ],
@@ -242,6 +249,46 @@ def test_launches_with_prepared_arguments(fake: FakeLib) -> None:
     assert "threads in (%" in gpu and b_[0] * b_[1] * b_[2] <= 1024 and g[0] >= 1
 
 
+def test_the_launch_entry_passes_what_the_prototype_reads(fake: FakeLib) -> None:
+    # `launch_kernel` has no argtypes (ctypes converts nothing): call it as
+    # the driver would be called, through a C function of cuLaunchKernel's
+    # prototype, and check every argument arrives whole (a 64-bit stream
+    # handle passed as a bare int would arrive cut to 32 bits).
+    p, u = ctypes.c_void_p, ctypes.c_uint
+    seen: list[tuple[Any, ...]] = []
+
+    def entry(*args: Any) -> int:
+        fn, *dims, stream, params, extra = args
+        slots = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        pointers = [_deref(slots[i], ctypes.c_uint64) for i in range(3)]
+        seen.append((fn, tuple(dims), stream, pointers, extra))
+        return 0
+
+    prototype = ctypes.CFUNCTYPE(ctypes.c_int, p, u, u, u, u, u, u, u, p, p, p)
+    callback = prototype(entry)
+    address = ctypes.cast(callback, ctypes.c_void_p).value
+    unprototyped = ctypes.CFUNCTYPE(ctypes.c_int)(address)
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b, c = (
+        FakeArray((64, 32), 0x7F00_0000_1000),
+        FakeArray((32, 48), 0x7F00_0010_0000),
+        FakeArray((64, 48), 0x7F00_0020_0000),
+    )
+    k(a, b, out=c)  # through FakeLib's recording entry: what to expect
+    (expected,) = fake.launches
+    driver.cuda_device(0).launch_kernel = unprototyped
+    stream = 0x7FFF_0000_1234
+    k(a, b, out=c, stream=stream)
+    k(a, b, out=c)  # the default stream
+    assert len(seen) == 2
+    for fn, dims, _, pointers, extra in seen:
+        assert fn == expected["function"]
+        assert dims == (*expected["grid"], *expected["block"], 0)
+        assert pointers == [0x7F00_0000_1000, 0x7F00_0010_0000, 0x7F00_0020_0000]
+        assert extra is None
+    assert [s for _, _, s, _, _ in seen] == [stream, None]
+
+
 def test_the_memory_pool_keeps_freed_temporaries(fake: FakeLib) -> None:
     device = driver.cuda_device(0)
     assert device.keep_freed_memory(80 << 30)
@@ -300,6 +347,57 @@ def test_device_arguments_are_checked(fake: FakeLib) -> None:
     with pytest.raises(TCError, match="stream= must be a CUDA stream"):
         k(a, b, out=FakeArray((64, 48), 0x20000), stream="s")
     assert not fake.launches
+
+
+def test_torch_compile_records_the_op_after_plain_calls(fake: FakeLib) -> None:
+    # Kernel.__call__ tries the last call's plan before the PyTorch hook; the
+    # plan must decline while Dynamo traces (the tensors are fake), so that
+    # the op is recorded, without a graph break, as on a first call.
+    torch = pytest.importorskip("torch")
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b, c = (
+        FakeArray((8, 5), 0x1000),
+        FakeArray((5, 3), 0x2000),
+        FakeArray((8, 3), 0x3000),
+    )
+    k(a, b, out=c)
+    plan = k._last  # pyright: ignore[reportPrivateUsage]
+    assert plan is not None
+    plan._torch_in = [torch.float32, torch.float32]  # pyright: ignore
+    # CPU tensors stand in for CUDA ones: the fake device takes their ordinal
+    driver.cuda_device(0).ordinal = -1
+    graphs: list[Any] = []
+
+    def backend(gm: Any, example: Any) -> Any:
+        graphs.append(gm)
+        return lambda *args: [torch.zeros(8, 3)]  # the op is not run here
+
+    @torch.compile(backend=backend, fullgraph=True)
+    def f(x: Any, y: Any) -> Any:
+        return k(x, y) * 2
+
+    f(torch.rand(8, 5), torch.rand(5, 3))
+    assert len(graphs) == 1 and len(fake.launches) == 1
+    assert "_traced_op_call" in str(graphs[0].graph)
+    torch._dynamo.reset()  # pyright: ignore[reportPrivateImportUsage]
+
+
+def test_the_fast_path_leaves_autograd_calls_to_the_op(fake: FakeLib) -> None:
+    torch = pytest.importorskip("torch")
+    k = tcdialect.define(MATMUL, target="cuda")
+    k(FakeArray((8, 5), 0x1000), FakeArray((5, 3), 0x2000), out=FakeArray((8, 3), 0))
+    plan = k._last  # pyright: ignore[reportPrivateUsage]
+    assert plan is not None
+    plan._torch_in = [torch.float32, torch.float32]  # pyright: ignore
+    driver.cuda_device(0).ordinal = -1  # CPU tensors stand in for CUDA ones
+    x, y = torch.rand(8, 5), torch.rand(5, 3)
+    assert plan.call([x, y], None, stream=5) is not None
+    x.requires_grad_()
+    assert plan.call([x, y], None, stream=5) is None  # autograd records it
+    with torch.no_grad():
+        assert plan.call([x, y], None, stream=5) is not None
+    assert len(fake.launches) == 3
+    assert [launch["stream"] for launch in fake.launches[1:]] == [5, 5]
 
 
 def test_launch_errors_name_the_kernel(fake: FakeLib) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import os
 import shutil
 import subprocess
@@ -103,6 +104,13 @@ MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 DEFAULT_SHARED_MEMORY = 48 * 1024
 
 
+@functools.lru_cache(maxsize=64)
+def stream_argument(handle: int) -> ctypes.c_void_p | None:
+    """The `CUstream` `handle` as `CudaDevice.launch_kernel` takes it
+    (None: the default stream)."""
+    return ctypes.c_void_p(handle) if handle else None
+
+
 def error_name(lib: ctypes.CDLL, code: int) -> str:
     name = ctypes.c_char_p()
     if lib.cuGetErrorName(code, ctypes.byref(name)) != 0 or not name.value:
@@ -166,6 +174,21 @@ class CudaDevice:
     @property
     def arch(self) -> str:
         return f"sm_{self.capability[0]}{self.capability[1]}"
+
+    @functools.cached_property
+    def launch_kernel(self) -> Any:
+        """`cuLaunchKernel` for the launch path, without `argtypes`, so that
+        ctypes converts none of its 11 arguments (most of a launch's host
+        cost from Python; docs/perf/runtime.md). The caller
+        passes the function, the stream (`stream_argument`) and the
+        parameter block as ctypes objects and the grid, the block and the
+        shared bytes as ints (32 bits, as the prototype has them): a bare
+        int in a pointer's place would be cut to 32 bits. A driver library
+        that is not a `ctypes.CDLL` (a test's stand-in) is called as it is."""
+        lib = self.lib
+        if isinstance(lib, ctypes.CDLL):
+            return lib["cuLaunchKernel"]  # a new function pointer, unprototyped
+        return lib.cuLaunchKernel
 
     def enter(self) -> None:
         """Make the primary context current in this thread if this thread

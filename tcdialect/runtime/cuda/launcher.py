@@ -47,7 +47,12 @@ from xdsl.ir import Attribute
 
 from tcdialect.arrays import DeviceArray, device_array
 from tcdialect.diagnostics import OutOfBoundsRead, TCError
-from tcdialect.runtime.cuda.driver import CudaDevice, cuda_device, error_name
+from tcdialect.runtime.cuda.driver import (
+    CudaDevice,
+    cuda_device,
+    error_name,
+    stream_argument,
+)
 from tcdialect.runtime.gpu_host import Dim3, HostProgram, KernelOp
 from tcdialect.signature import Signature
 
@@ -139,7 +144,9 @@ class _Launch:
     head: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
-        self.head = (self.function, *self.grid, *self.block, self.shared)
+        # ints, as `CudaDevice.launch_kernel` passes them unconverted
+        dims = (*self.grid, *self.block, self.shared)
+        self.head = (self.function, *(int(d) for d in dims))
 
     def describe(self) -> str:
         return f"kernel @{self.name} (grid {self.grid}, block {self.block})"
@@ -368,11 +375,13 @@ class CudaPlan:
         self, torch: Any, inputs: Sequence[Any], out: Any, stream: Any
     ) -> list[Any] | None:
         """`call` on PyTorch tensors, through their own accessors (a tenth
-        of the cost of the protocols)."""
+        of the cost of the protocols). Declines (None) where the call is
+        `torch_ops.torch_call`'s to record: under torch.compile, or with an
+        input that requires grad while grad is enabled."""
         tensor, ordinal = torch.Tensor, self.launcher.device.ordinal
         in_dtypes = self._torch_in
-        if in_dtypes is None:
-            return None  # not yet learnt: the general path checks
+        if in_dtypes is None or torch.compiler.is_compiling():
+            return None  # not yet learnt (the general path checks), or traced
         ptrs = [0] * self.buffers
         for i, x in enumerate(inputs):
             if (
@@ -382,6 +391,8 @@ class CudaPlan:
                 or not x.is_contiguous()
                 or x.shape != self.in_shapes[i]
             ):
+                return None
+            if x.requires_grad and torch.is_grad_enabled():
                 return None
             ptrs[i] = x.data_ptr()
         n = self.in_count
@@ -458,14 +469,15 @@ class CudaPlan:
         """Launch `step` (its slots filled) on `stream`; a `TCError` naming
         it when the driver refuses."""
         device = self.launcher.device
-        lib = device.lib
-        code = lib.cuLaunchKernel(*step.head, stream, step.params, None)
+        launch = device.launch_kernel
+        handle = stream_argument(stream)
+        code = launch(*step.head, handle, step.params, None)
         if code != 0 and device.make_current():
             # another context was current: launch again
-            code = lib.cuLaunchKernel(*step.head, stream, step.params, None)
+            code = launch(*step.head, handle, step.params, None)
         if code != 0:
             raise TCError(
-                f"CUDA error {error_name(lib, code)} launching "
+                f"CUDA error {error_name(device.lib, code)} launching "
                 f"{step.describe()} of @{self.launcher.entry}"
             )
 
