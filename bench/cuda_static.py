@@ -31,13 +31,14 @@ nothing. Needs `ptxas` (the CUDA toolkit: `$CUDA_HOME`, the PATH or
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -233,13 +234,17 @@ def _launches(gpu_text: str) -> dict[str, tuple[tuple[int | None, ...], ...]]:
     return out
 
 
-def analyse(kernel: Kernel, arch: str, ptxas: str) -> list[KernelStatic]:
-    """Every `gpu.func` of one benchmark kernel."""
+def analyse(
+    kernel: Kernel, arch: str, ptxas: str, options: dict[str, Any] | None = None
+) -> list[KernelStatic]:
+    """Every `gpu.func` of one benchmark kernel, under `CudaOptions(arch=arch,
+    **options)`."""
     import tcdialect
     from tcdialect.backend.cuda.options import CudaOptions
 
     inputs = [np.empty(a.shape, a.dtype) for a in kernel.args(kernel.sizes)]
-    k = tcdialect.define(kernel.source, target="cuda", options=CudaOptions(arch=arch))
+    opts = CudaOptions(arch=arch, **(options or {}))
+    k = tcdialect.define(kernel.source, target="cuda", options=opts)
     texts = k.dump(*inputs, stages=["gpu", "ptx"])
     launches = _launches(texts["gpu"])
     used = _ptxas(texts["ptx"], arch, ptxas)
@@ -307,7 +312,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", nargs="*", help="benchmark kernel names")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--out", type=Path, help="Markdown file to write")
+    parser.add_argument(
+        "--options",
+        default="{}",
+        help="CudaOptions fields as a JSON object ('{\"unroll\": 4}')",
+    )
     args = parser.parse_args(argv)
+    options = json.loads(args.options)
     from tcdialect.runtime.cuda.driver import ptxas_path
 
     ptxas = ptxas_path()
@@ -322,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[tuple[str, KernelStatic]] = []
     for kernel in by_name(args.kernels or None):
-        for s in analyse(kernel, args.arch, ptxas):
+        for s in analyse(kernel, args.arch, ptxas, options):
             rows.append((kernel.name, s))
     limits = {k: int(v) for k, v in GENERIC_GPU.limits.items()}
     text = table(rows, limits, GENERIC_GPU.cores)
@@ -333,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(
             "# GPU kernels read off their code (`python -m bench.cuda_static`)\n\n"
             f"tcdialect commit {git_revision()}. "
-            f"Default `CudaOptions`, `{args.arch}`, occupancy on "
+            + (f"`CudaOptions` {args.options}" if options else "Default `CudaOptions`")
+            + f", `{args.arch}`, occupancy on "
             f"{GENERIC_GPU.cores} SMs with sm_90's limits; see the module "
             "docstring for each column. Nothing here is measured.\n\n" + text
         )

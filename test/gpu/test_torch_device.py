@@ -80,6 +80,12 @@ def test_plain_calls_first_then_autograd_and_compile() -> None:
     torch.testing.assert_close(w.grad, w_ref.grad)
     with torch.no_grad():
         assert layer(x, w, b).grad_fn is None
+    # a Parameter first: the plan's path for other array objects declines too
+    x_param = torch.nn.Parameter(x.clone())
+    layer(x_param, w.detach(), b).sum().backward()
+    x_ref = x.clone().requires_grad_()
+    torch.relu(x_ref @ w_ref.detach().t() + b).sum().backward()
+    torch.testing.assert_close(x_param.grad, x_ref.grad)
 
     @torch.compile(backend="aot_eager", fullgraph=True)
     def forward(x: Any, w: Any, b: Any) -> Any:

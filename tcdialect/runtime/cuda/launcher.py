@@ -98,6 +98,14 @@ def stream_handle(stream: Any, inputs: Sequence[Any]) -> int:
     )
 
 
+def _recorded(torch: Any, x: Any) -> bool:
+    """Whether a call on tensor `x` is for autograd or torch.compile to
+    record (`torch_ops.torch_call`'s to make), not a plan's to launch."""
+    return torch.compiler.is_compiling() or (
+        x.requires_grad and torch.is_grad_enabled()
+    )
+
+
 # ------------------------------------------------------------------ outputs
 
 
@@ -334,6 +342,8 @@ class CudaPlan:
                 return None
             if d.device != self.launcher.device.ordinal:
                 return None
+            if d.kind == "torch" and _recorded(sys.modules["torch"], d.owner):
+                return None  # a tensor subclass, such as a Parameter
             like = like or d
             ptrs[i] = d.ptr
         if like is None:
@@ -393,7 +403,7 @@ class CudaPlan:
             ):
                 return None
             if x.requires_grad and torch.is_grad_enabled():
-                return None
+                return None  # `_recorded`, its compile half checked above
             ptrs[i] = x.data_ptr()
         n = self.in_count
         dtypes = self._torch_dtypes(torch)
