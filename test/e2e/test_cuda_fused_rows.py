@@ -54,3 +54,35 @@ def test_row_chain_is_one_kernel(src: str, shapes: list[tuple[int, ...]]) -> Non
     gpu = k.ir(*inputs, stage="gpu")
     assert gpu.count("gpu.launch_func") == 1
     assert "gpu.shuffle" in gpu and "gpu.barrier" in gpu
+
+
+@pytest.mark.parametrize(
+    ("src", "shapes"),
+    [
+        pytest.param(MOMENTS2, [(300, 40)], id="moments2"),
+        pytest.param(
+            GROUP_NORM, [(3, 100, 2, 3, 5), (100, 2), (100, 2)], id="group_norm"
+        ),
+    ],
+)
+def test_sibling_reductions_read_the_row_once(
+    src: str, shapes: list[tuple[int, ...]]
+) -> None:
+    # The sum and the sum of squares of a row: each thread accumulates its
+    # parts of both in one loop (fuse-sibling-loops), so the row is read
+    # once for the two, not once each; the simulator checks the result and
+    # the barriers the combining code keeps.
+    rng = np.random.default_rng(7)
+    inputs = [rng.uniform(0.5, 1.5, s).astype(np.float32) for s in shapes]
+    k = tcdialect.define(src, target="cuda-sim")
+    check_outputs(
+        k(*inputs),
+        reference.run(parse_tc(src), None, inputs),
+        int(np.prod(shapes[0][1:])),
+    )
+    loops = [
+        line
+        for line in k.ir(*inputs, stage="gpu").splitlines()
+        if "scf.for" in line and "iter_args" in line
+    ]
+    assert loops and all(line.rstrip().endswith("-> (f32, f32) {") for line in loops)

@@ -116,6 +116,7 @@ class CudaBackend(Backend):
             from tcdialect.transforms.contract_reduction_fma import (
                 ContractReductionFmaPass,
             )
+            from tcdialect.transforms.fuse_sibling_loops import FuseSiblingLoopsPass
             from tcdialect.transforms.gpu_async_copies import GpuAsyncCopiesPass
             from tcdialect.transforms.gpu_carry_registers import GpuCarryRegistersPass
             from tcdialect.transforms.gpu_double_buffer import GpuDoubleBufferPass
@@ -155,6 +156,8 @@ class CudaBackend(Backend):
                 ContractReductionFmaPass(),
                 CanonicalizePass(),
                 CommonSubexpressionElimination(),
+                # (after CSE: a shared reduction's loop bounds are one value)
+                FuseSiblingLoopsPass(),
                 *copies,
             ]
         if stage == "llvm":
