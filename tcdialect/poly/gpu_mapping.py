@@ -76,6 +76,9 @@ bands carry *mapping marks* for code generation (`tcdialect.poly.codegen`):
    the member after the leading coincident ones walks only reduction
    dimensions (`_reduces_along`), it goes to the threads along x, a warp of
    them (`WARP`), marked `/reduce`, and the leading members to y and z.
+   A block then takes `DEFAULT_TILE` rows, a few per warp along y, halved
+   while its blocks hold fewer threads than `mapping.fill`, down to a row
+   per warp (`_fill_with_rows`: 16384 rows make 2048 blocks, not 512).
    When all the members after the leading ones walk reduction dimensions,
    the innermost (the unit-stride subscript, whose loads then coalesce)
    is moved first and goes to the warp; the others are loops inside it.
@@ -526,6 +529,8 @@ def _map_band(
             for axis in range(threads):
                 sizes[lead - 1 - axis] = per[axis]
             sizes[lead] = DEFAULT_TILE if square is None else WIDE_SLICE
+        if reduce and not few and threads == 1:
+            _fill_with_rows(sizes, extents, lead, mapping)
     else:
         sizes = [*mapping.tile[:n], *[0] * (n - len(mapping.tile))]
     sizes = [
@@ -575,6 +580,27 @@ def _map_band(
         )
     mark = format_mark(rest.get_schedule_depth(), [member])
     return rest.insert_mark(isl.Id(mark)).child(0)
+
+
+def _fill_with_rows(
+    sizes: list[int],
+    extents: Sequence[int | None],
+    lead: int,
+    mapping: GpuMapping,
+) -> None:
+    """Halve the rows of a block of a warp-shared row reduction (`sizes[lead -
+    1]`, `DEFAULT_TILE`, each warp along y walking several rows) while its
+    blocks hold fewer threads than fill the GPU (`mapping.fill`), down to a
+    row per warp (the block's y extent): the same work per warp, but twice
+    the warps resident, and so twice the loads in flight, which is what a
+    row sum over many short rows waits on (16384 rows of 4096: 512 blocks of
+    8 warps, half the GPU's warp slots, become 2048)."""
+    rows = mapping.block[1] if len(mapping.block) > 1 else 1
+    threads = WARP * rows
+    tile = sizes[lead - 1]
+    while tile // 2 >= rows and _tiles(extents, lead, [tile]) * threads < mapping.fill:
+        tile //= 2
+    sizes[lead - 1] = tile
 
 
 def _outer_register_tile(
