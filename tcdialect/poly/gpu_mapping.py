@@ -593,9 +593,9 @@ def _fill_with_rows(
     blocks hold fewer threads than fill the GPU (`mapping.fill`), down to a
     row per warp (the block's y extent): the same work per warp, but twice
     the warps resident, and so twice the loads in flight, which is what a
-    row sum over many short rows waits on (16384 rows of 4096: 512 blocks of
-    8 warps, half the GPU's warp slots, become 2048)."""
-    rows = mapping.block[1] if len(mapping.block) > 1 else 1
+    row sum waits on (16384 rows of 4096: 512 blocks of 8 warps, half the
+    GPU's warp slots, become 2048)."""
+    rows = min(mapping.block[1], MAX_THREADS // WARP) if len(mapping.block) > 1 else 1
     threads = WARP * rows
     tile = sizes[lead - 1]
     while tile // 2 >= rows and _tiles(extents, lead, [tile]) * threads < mapping.fill:
