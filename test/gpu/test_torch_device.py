@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
+import torch
 
 from tcdialect import define
-
-torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 
 MATMUL = """
 def matmul(double(M, K) A, double(K, N) B) -> (C) {

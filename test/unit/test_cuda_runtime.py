@@ -353,7 +353,8 @@ def test_torch_compile_records_the_op_after_plain_calls(fake: FakeLib) -> None:
     # Kernel.__call__ tries the last call's plan before the PyTorch hook; the
     # plan must decline while Dynamo traces (the tensors are fake), so that
     # the op is recorded, without a graph break, as on a first call.
-    torch = pytest.importorskip("torch")
+    import torch
+
     k = tcdialect.define(MATMUL, target="cuda")
     a, b, c = (
         FakeArray((8, 5), 0x1000),
@@ -383,7 +384,8 @@ def test_torch_compile_records_the_op_after_plain_calls(fake: FakeLib) -> None:
 
 
 def test_the_fast_path_leaves_autograd_calls_to_the_op(fake: FakeLib) -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     k = tcdialect.define(MATMUL, target="cuda")
     k(FakeArray((8, 5), 0x1000), FakeArray((5, 3), 0x2000), out=FakeArray((8, 3), 0))
     plan = k._last  # pyright: ignore[reportPrivateUsage]
