@@ -5,7 +5,10 @@
 # in .gpu/ (../shared/gpu/README.md; the machine's own pytest-xdist runs
 # test/gpu on 12 workers, or put it in .gpu/extra where it lacks one):
 #
-#   . .gpu/env.sh && bash bench/device_run.sh [tests|bench|profile|sweeps|all] [BENCH ARGS...]
+#   . .gpu/env.sh && bash bench/device_run.sh [MODES] [BENCH ARGS...]
+#
+# MODES: all (the default), or some of tests, bench, profile and sweeps
+# joined by commas (tests,bench: the done-when's checks alone).
 #
 # On an H100 (2026-11-28): tests about 40 s and the host-cost check 15 s,
 # bench (with torch.compile) 60 s, profile 40 s, sweeps 4 minutes at most;
@@ -30,6 +33,7 @@ pack() {
   done
 }
 trap pack EXIT
+has() { [ "$mode" = all ] || [[ ",$mode," == *",$1,"* ]]; }
 PROFILE_DEFAULT=matmul_4096,mlp_8192x4096,softmax_16384x4096,layernorm_256x256x1024,tbmm_16000x26x72x26,kronecker3_256_16x64,mlp1_128x2000x128,lut1_128x50x64_E1e7,conv2d_32x128x128_58,tmm_128x4096x16384,gconv_c32_7,group_norm_32x512x48x48
 export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
 {
@@ -39,7 +43,7 @@ export PYTHONPATH=$PWD/.gpu/extra${PYTHONPATH:+:$PYTHONPATH}
   python3 -c 'import cupy; print("cupy", cupy.__version__)'
 } >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
-if [ "$mode" = tests ] || [ "$mode" = all ]; then
+if has tests; then
   start=$(date +%s)
   # pytest-xdist where it can be imported (the machine's, or one in
   # .gpu/extra), else one process
@@ -53,13 +57,13 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
   grep -E "^(FAILED|ERROR)" "$OUT/test-gpu.txt" | head -40
   timeout 120 python3 -m bench.cuda_overhead --out "$OUT" 2>&1 | tail -12
 fi
-if [ "$mode" = bench ] || [ "$mode" = all ]; then
+if has bench; then
   # a budget that keeps the torch.compile column for every kernel (the run
   # itself takes about a minute)
   timeout "${BENCH_TIMEOUT:-420}" python3 -m bench.cuda --output "$OUT/RESULTS-cuda.md" \
     --json "$OUT/bench-cuda.json" --budget-s "${BENCH_BUDGET:-400}" "$@" 2>&1 | tail -60
 fi
-if [ "$mode" = profile ] || [ "$mode" = all ]; then
+if has profile; then
   # Nsight Compute's counters for the kernels furthest from their bound
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout "${PROFILE_TIMEOUT:-150}" "$ncu" --profile-from-start off --clock-control none \
@@ -70,7 +74,7 @@ if [ "$mode" = profile ] || [ "$mode" = all ]; then
   echo "ncu: rc $?"; tail -5 "$OUT/ncu.err"
   python3 -m bench.cuda_profile --summarize "$OUT/ncu.csv" | tee "$OUT/ncu.md"
 fi
-if [ "$mode" = sweeps ] || [ "$mode" = all ]; then
+if has sweeps; then
   # code generation choices on the GEMM family and the convolutions:
   # cp.async or not, and the registers ptxas may use
   timeout 200 python3 -m bench.cuda_sweep \

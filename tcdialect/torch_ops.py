@@ -139,8 +139,13 @@ class TorchOp:
     saving_ops: dict[tuple[str, ...], TorchOp | None] = field(
         default_factory=lambda: cast(dict[tuple[str, ...], "TorchOp | None"], {})
     )
-    #: For a saving forward op: the backward kernel that takes what it saves.
-    saving_backward: Kernel | None = None
+    #: For a saving forward op: the backward kernels that take what it saves,
+    #: by the names of the inputs they differentiate. One forward kernel can
+    #: serve several sets (the same tensors saved for each), so the backward
+    #: is chosen by the set autograd asks for, never by the last one derived.
+    saving_backwards: dict[tuple[str, ...], Kernel] = field(
+        default_factory=lambda: cast("dict[tuple[str, ...], Kernel]", {})
+    )
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -180,7 +185,7 @@ class TorchOp:
         found = None
         if getattr(bwd, "saved", ()):
             found = torch_op(fwd)
-            found.saving_backward = bwd
+            found.saving_backwards[wrt] = bwd
         self.saving_ops[wrt] = found
         return found
 
@@ -314,7 +319,7 @@ def _register(kernel: Kernel, qualname: str) -> TorchOp:
         )
         ctx.out_shapes = [o.shape for o in outs]
         # a saving forward also keeps the tensors it returns for the backward
-        kept = outs if record.saving_backward is not None else ()
+        kept = outs if record.saving_backwards else ()
         ctx.save_for_backward(*(x for x in inputs if _tensor(x)), *kept)
         ctx.set_materialize_grads(False)  # None: an output without a gradient
         ctx.scalars = [None if _tensor(x) else x for x in inputs]
@@ -337,7 +342,7 @@ def _backward(
     if not wrt:
         return (None,) * len(names)
     kept = list(saved)  # a saving forward's outputs
-    bwd = record.saving_backward
+    bwd = record.saving_backwards.get(wrt)
     n_outs = len(grads) - len(getattr(record.kernel, "saved", ()))
     if bwd is not None and all(g is None for g in grads[n_outs:]):
         # the saved tensors reach the loss only through the outputs (else,

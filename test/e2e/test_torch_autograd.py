@@ -97,12 +97,33 @@ def test_only_the_gradients_asked_for() -> None:
     ln(I, G, Bt).square().sum().backward()
     record = torch_ops.torch_op(ln)
     saving = record.saving_ops[("G",)]  # the forward saves mean and var
-    assert saving is not None and saving.saving_backward is not None
-    assert saving.saving_backward.out_names == ["d_G"]
+    assert saving is not None
+    assert saving.saving_backwards[("G",)].out_names == ["d_G"]
     G_ref = G.detach().clone().requires_grad_()
     ref = torch.nn.functional.layer_norm(I, (6,), G_ref, Bt, eps=1e-5)
     ref.square().sum().backward()
     torch.testing.assert_close(G.grad, G_ref.grad)
+
+
+def test_one_saving_forward_for_several_gradient_sets() -> None:
+    """Gradients of W, then of X, then of W again: the two sets share one
+    saving forward (both save the pre-activation), and each backward is the
+    one derived for the set autograd asks for, whichever was derived last."""
+    layer = define(LINEAR_RELU)
+    x, w, b = rand(6, 4), rand(3, 4, seed=1), rand(3, seed=2)
+    record = torch_ops.torch_op(layer)
+    for name in ("W", "X", "W"):
+        xg = x.float().requires_grad_(name == "X")
+        wg = w.float().requires_grad_(name == "W")
+        layer(xg, wg, b.float()).sum().backward()
+        xr = x.float().requires_grad_(name == "X")
+        wr = w.float().requires_grad_(name == "W")
+        torch.relu(xr @ wr.t() + b.float()).sum().backward()
+        got, want = (xg.grad, xr.grad) if name == "X" else (wg.grad, wr.grad)
+        torch.testing.assert_close(got, want)
+    saving = record.saving_ops[("W",)]
+    assert saving is not None and saving is record.saving_ops[("X",)]
+    assert set(saving.saving_backwards) == {("W",), ("X",)}
 
 
 def test_saving_policy() -> None:
@@ -118,12 +139,12 @@ def test_saving_policy() -> None:
     record = torch_ops.torch_op(sm)
     torch.testing.assert_close(torch.autograd.grad(sm(x), x, g)[0], want)
     saving = record.saving_ops[("I",)]
-    assert saving is not None and saving.saving_backward is not None
+    assert saving is not None
     assert saving.kernel.out_names == [
         "O", "maxVal", "shifted", "expsum", "maxVal_first"
     ]  # fmt: skip
     names = ("I", "maxVal", "shifted", "expsum", "maxVal_first", "d_O")
-    assert saving.saving_backward.defop.input_names == names
+    assert saving.saving_backwards[("I",)].defop.input_names == names
     assert not record.backward_ops
     torch_ops.save_policy(sm, "none")
     torch.testing.assert_close(torch.autograd.grad(sm(x), x, g)[0], want)
