@@ -94,3 +94,49 @@ def test_plain_calls_first_then_autograd_and_compile() -> None:
     torch.testing.assert_close(value, 2 * expected)
     value.sum().backward()
     torch.testing.assert_close(w.grad, 2 * w_ref.grad)
+
+
+THREADS_SCRIPT = """
+import threading
+import numpy as np
+import torch
+from tcdialect import define
+
+layer = define('''{source}''', target="cuda")
+x = torch.rand(8, 5, device="cuda")
+w = torch.rand(3, 5, device="cuda")
+b = torch.rand(3, device="cuda")
+want = torch.relu(x @ w.t() + b)
+got = []
+
+def worker():
+    got.append(layer(x, w, b))  # the general path, then the fast path
+    got.append(layer(x, w, b))
+    host = [t.cpu().numpy() for t in (x, w, b)]
+    got.append(torch.from_numpy(layer(*host)).cuda())  # pycuda's copies
+
+thread = threading.Thread(target=worker)
+thread.start()
+thread.join()
+for value in got:
+    torch.testing.assert_close(value, want)
+w.requires_grad_()
+layer(x, w, b).sum().backward()  # the backward runs on autograd's thread
+assert w.grad is not None
+print("done")
+"""
+
+
+def test_threads_and_autograd_then_a_clean_exit() -> None:
+    """pycuda aborts the process when a thread ends with a context on its
+    stack: calls from a worker thread that ends, and a backward on
+    PyTorch's autograd thread, still let the process exit with status 0."""
+    import subprocess
+    import sys
+
+    script = THREADS_SCRIPT.replace("{source}", LINEAR_RELU)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "done" in done.stdout and "PyCUDA ERROR" not in done.stderr

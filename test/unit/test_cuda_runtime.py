@@ -11,8 +11,9 @@ which grid and block, on which stream, with which pointers and extents.
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -70,9 +71,14 @@ class FakeLib:
         self.flag = 0
         self.freed: list[int] = []
         self.launch_code = 0
+        self.set_current: list[tuple[int, int | None]] = []
 
     def cuCtxGetCurrent(self, current: Any) -> int:
         current._obj.value = 1
+        return 0
+
+    def cuCtxSetCurrent(self, context: ctypes.c_void_p) -> int:
+        self.set_current.append((threading.get_ident(), context.value))
         return 0
 
     def cuModuleLoadData(self, handle: Any, image: bytes) -> int:
@@ -149,24 +155,74 @@ class FakeLib:
 
 
 class FakeContext:
+    """The primary context; `stack` stands in for pycuda's context stack,
+    which is per thread (a thread that ends with it not empty aborts the
+    process)."""
+
     handle = 1
-    pushes = 0
+
+    def __init__(self) -> None:
+        self.stack = threading.local()
+        self.pushes = 0
+
+    def depth(self) -> int:
+        return getattr(self.stack, "depth", 0)
 
     def push(self) -> None:
         self.pushes += 1
+        self.stack.depth = self.depth() + 1
+
+
+class FakeDrv:
+    """pycuda's driver module: `Context.pop` and NumPy arguments' copies,
+    which, as pycuda's, need a context on this thread's stack."""
+
+    def __init__(self, context: FakeContext) -> None:
+        outer = self
+
+        class Context:
+            @staticmethod
+            def pop() -> None:
+                assert context.depth() > 0, "pop of an empty stack"
+                context.stack.depth -= 1
+
+        self.Context, self.context, self.next = Context, context, 0x8000_0000
+        self.Error = RuntimeError
+
+        class Allocation(int):
+            def free(self) -> None:
+                outer.need_context()
+
+        self.Allocation = Allocation
+
+    def need_context(self) -> None:
+        if self.context.depth() == 0:
+            raise RuntimeError("no currently active context")
+
+    def mem_alloc(self, nbytes: int) -> int:
+        self.need_context()
+        self.next += 0x10_0000
+        return self.Allocation(self.next)
+
+    def memcpy_htod(self, buffer: int, host: Any) -> None:
+        self.need_context()
+
+    def memcpy_dtoh(self, host: Any, buffer: int) -> None:
+        self.need_context()
 
 
 def install_fake(monkeypatch: pytest.MonkeyPatch, lib: FakeLib) -> None:
     """Make `lib` the driver of a fake H100 that `cuda_device` returns."""
+    context = FakeContext()
     device = driver.CudaDevice(
         ordinal=0,
-        drv=None,
+        drv=FakeDrv(context),
         lib=lib,
         name="Fake H100",
         capability=(9, 0),  # type: ignore[arg-type]
         multiprocessors=132,
         max_shared_optin=227 * 1024,
-        context=FakeContext(),
+        context=context,
     )
     monkeypatch.setattr(driver, "cuda_device", lambda ordinal=0: device)
 
@@ -247,6 +303,45 @@ def test_launches_with_prepared_arguments(fake: FakeLib) -> None:
     )
     g, b_ = first["grid"], first["block"]
     assert "threads in (%" in gpu and b_[0] * b_[1] * b_[2] <= 1024 and g[0] >= 1
+
+
+def test_other_threads_leave_pycuda_context_stack_empty(fake: FakeLib) -> None:
+    """pycuda aborts the process when a thread ends with a context on its
+    stack (PyTorch's autograd thread at exit, a worker thread at once): a
+    call from another thread makes the primary context current for the
+    driver alone, and pushes it on pycuda's stack only around its own
+    copies of NumPy arguments; the main thread's push stays (popped at
+    exit)."""
+    k = tcdialect.define(MATMUL, target="cuda")
+    a, b, c = (
+        FakeArray((8, 4), 0x1000),
+        FakeArray((4, 6), 0x9000),
+        FakeArray((8, 6), 0x20000),
+    )
+    device = driver.cuda_device(0)
+    context = cast(FakeContext, device.context)
+    k(a, b, out=c)  # the main thread: pushed once
+    assert context.depth() == 1
+    depths: list[int] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            k(a, b, out=c)  # the main thread's plan, the short way
+            k(a, b, out=c)
+            # the general path, with copies of NumPy arguments
+            k(np.ones((8, 4), np.float32), np.ones((4, 6), np.float32))
+            depths.append(context.depth())
+        except BaseException as err:  # reported below, in the main thread
+            errors.append(err)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert not errors and depths == [0]
+    assert len(fake.launches) == 4
+    assert fake.set_current == [(thread.ident, 1)]  # once, in the worker
+    assert context.depth() == 1 and context.pushes == 2  # the worker's copies
 
 
 def test_the_launch_entry_passes_what_the_prototype_reads(fake: FakeLib) -> None:

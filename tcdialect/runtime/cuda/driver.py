@@ -28,6 +28,7 @@ launch, the kernel and its configuration.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import os
@@ -35,6 +36,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,26 +196,57 @@ class CudaDevice:
         """Make the primary context current in this thread if this thread
         never did (the launch path: a launch that fails because another
         context became current calls `make_current` and tries again)."""
-        if not getattr(self._ready, "pushes", 0):
+        if not getattr(self._ready, "entered", False):
             self.make_current()
 
     def make_current(self) -> bool:
-        """Make the primary context current in this thread: pushed on
-        pycuda's stack once per thread (pycuda's allocations need it there),
-        and again if someone made another context current since. Returns
-        whether it pushed. The main thread's pushes are popped at exit
-        (pycuda aborts the process when its stack is not empty then)."""
+        """Make the primary context the driver's current context in this
+        thread, for the driver's own entry points (module loads, launches,
+        stream-ordered memory); returns whether it had to (another context
+        was current, or this thread never asked).
+
+        The main thread pushes it on pycuda's context stack, once (and again
+        if someone made another context current since), where pycuda's
+        memory calls find it; those pushes are popped at exit. Another thread
+        only sets it current (`cuCtxSetCurrent`) and leaves pycuda's stack
+        empty, because pycuda aborts the whole process when a thread ends
+        with a context on its stack: a worker thread that called a kernel,
+        or PyTorch's autograd thread at exit. Its pycuda calls push for their
+        own duration (`pycuda_context`)."""
         local = self._ready
-        if getattr(local, "pushes", 0):
+        handle = getattr(self.context, "handle", None)
+        if getattr(local, "entered", False):
             current = ctypes.c_void_p()
             self.lib.cuCtxGetCurrent(ctypes.byref(current))
-            if current.value == getattr(self.context, "handle", current.value):
+            if current.value == handle:
                 return False
-        self.context.push()
-        local.pushes = getattr(local, "pushes", 0) + 1
-        if local.pushes == 1 and threading.current_thread() is threading.main_thread():
-            atexit.register(self._pop_all, local)
+        if threading.current_thread() is threading.main_thread():
+            self.context.push()
+            local.pushes = getattr(local, "pushes", 0) + 1
+            if local.pushes == 1:
+                atexit.register(self._pop_all, local)
+        else:
+            self.check(
+                self.lib.cuCtxSetCurrent(ctypes.c_void_p(handle)), "cuCtxSetCurrent"
+            )
+        local.entered = True
         return True
+
+    @contextlib.contextmanager
+    def pycuda_context(self) -> Iterator[None]:
+        """The primary context on pycuda's stack inside the `with`, for
+        pycuda's memory calls: in the main thread `make_current`'s push,
+        kept; in another thread pushed and popped again (see
+        `make_current`)."""
+        if threading.current_thread() is threading.main_thread():
+            self.make_current()
+            yield
+            return
+        self.context.push()
+        try:
+            yield
+        finally:
+            self.drv.Context.pop()
 
     def _pop_all(self, local: threading.local) -> None:
         for _ in range(getattr(local, "pushes", 0)):
@@ -222,6 +255,7 @@ class CudaDevice:
             except Exception:  # the driver is already gone at exit
                 break
         local.pushes = 0
+        local.entered = False
 
     def keep_freed_memory(self, nbytes: int) -> bool:
         """Let the device's current memory pool, which `cuMemAllocAsync` draws
@@ -252,7 +286,7 @@ class CudaDevice:
     def load(self, ptx: str, arch: str, kernels: list[str]) -> LoadedModule:
         """Load `ptx` (assembled for `arch` when ptxas is there) and look up
         `kernels`."""
-        self.make_current()
+        self.enter()
         cubin = assemble(ptx, arch)
         image = cubin if cubin is not None else ptx.encode() + b"\0"
         handle = ctypes.c_void_p()
@@ -305,8 +339,8 @@ class CudaDevice:
     # ---------------------------------------------------------------- memory
 
     def alloc(self, nbytes: int) -> Any:
-        """Device memory of `nbytes` (pycuda's allocation; freed with it)."""
-        self.make_current()
+        """Device memory of `nbytes` (pycuda's allocation; freed with it),
+        inside `pycuda_context`."""
         try:
             return self.drv.mem_alloc(max(nbytes, 1))
         except self.drv.Error as err:
@@ -397,9 +431,10 @@ def cuda_device(ordinal: int = 0) -> CudaDevice:
         return device
 
 
-def gpuarray_empty(shape: tuple[int, ...], dtype: Any) -> Any:
-    """A pycuda `GPUArray` (outputs of calls whose device inputs have no
-    library of their own)."""
+def gpuarray_empty(shape: tuple[int, ...], dtype: Any, ordinal: int) -> Any:
+    """A pycuda `GPUArray` on GPU `ordinal` (outputs of calls whose device
+    inputs have no library of their own)."""
     import pycuda.gpuarray as gpuarray  # type: ignore[import-not-found]
 
-    return gpuarray.empty(shape, dtype)
+    with cuda_device(ordinal).pycuda_context():
+        return gpuarray.empty(shape, dtype)

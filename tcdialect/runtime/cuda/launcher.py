@@ -123,7 +123,7 @@ def empty_like_kind(
             return cupy.empty(shape, dtype)
     from tcdialect.runtime.cuda.driver import gpuarray_empty
 
-    return gpuarray_empty(shape, dtype)
+    return gpuarray_empty(shape, dtype, like.device)
 
 
 def _torch_name(dtype: np.dtype[Any]) -> str:
@@ -289,6 +289,24 @@ class CudaPlan:
         ):
             self._torch_in = [x.owner.dtype for x in inputs]  # checked ones
         ptrs = [0] * self.buffers
+        host = [x for x in (*inputs, *outputs) if not isinstance(x, DeviceArray)]
+        if not host:
+            for k, x in enumerate((*inputs, *outputs)):
+                self.launcher.check_device(x)
+                ptrs[k] = x.ptr
+            self._launch(ptrs, handle, wait=False)
+            return
+        with device.pycuda_context():  # NumPy arguments: pycuda's copies
+            self._run_with_copies(inputs, outputs, ptrs, handle)
+
+    def _run_with_copies(
+        self,
+        inputs: Sequence[Any],
+        outputs: Sequence[Any],
+        ptrs: list[int],
+        handle: int,
+    ) -> None:
+        device = self.launcher.device
         copies: list[Any] = []  # pycuda allocations of NumPy arguments
         back: list[tuple[Array, Any]] = []
         try:
@@ -312,10 +330,10 @@ class CudaPlan:
                     back.append((o, buf))
                     ptrs[self.in_count + j] = int(buf)
             # (NumPy arguments' device copies are freed after the kernels ran)
-            self._launch(ptrs, handle, wait=bool(copies))
-            for host, buf in back:
-                if host.nbytes:
-                    device.to_host(host, buf)
+            self._launch(ptrs, handle, wait=True)
+            for arr, buf in back:
+                if arr.nbytes:
+                    device.to_host(arr, buf)
         finally:
             for buf in copies:
                 buf.free()
