@@ -69,10 +69,6 @@ SETS: dict[str, list[dict[str, Any]]] = {
     # a short reduction (TC's batched 26 x 72 x 26 products): staged 32 at a
     # time (the default) against all of it at once, from shared memory or
     # from global memory through L1, and the batch's threads 26 x 8 or 26 x 26
-    # every reused tile promoted to shared memory, where the default promotes
-    # only the slices a tile loop streams: whether the caches serve the reuse
-    # of the short reductions (convolutions, small products) as well
-    "promote_all": [{}, {"use_shared_memory": True}],
     "reduction_tile": [
         {},
         {"tile": [1, 26, 26, 72]},
@@ -80,6 +76,10 @@ SETS: dict[str, list[dict[str, Any]]] = {
         {"tile": [1, 26, 26, 72], "block": [26, 26]},
         {"tile": [1, 26, 26, 72], "block": [26, 26], "use_shared_memory": True},
     ],
+    # every reused tile promoted to shared memory, where the default promotes
+    # only the slices a tile loop streams: whether the caches serve the reuse
+    # of the short reductions (convolutions, small products) as well
+    "promote_all": [{}, {"use_shared_memory": True}],
 }
 
 

@@ -91,6 +91,10 @@ if has sweeps; then
   timeout 120 python3 -m bench.cuda_sweep \
     --kernels softmax_16384x4096,layernorm_256x256x1024,rowsum_16384x4096,moments2_1024x36864,group_norm_32x512x48x48,maxpool2x2_16x64x224 \
     --options streaming --budget-s 100 --out "$OUT" 2>&1 | tail -8
+  # every reused tile in shared memory against the streamed slices alone
+  timeout 90 python3 -m bench.cuda_sweep \
+    --kernels gconv_c4_56,gconv_c8_28,gconv_c16_14,gconv_c32_7,mlp3_128,tbmm_16000x26x72x26 \
+    --options promote_all --budget-s 60 --out "$OUT" 2>&1 | tail -8
   # a sum shared by blocks with atomics against one block (issue 34)
   timeout 90 python3 -m bench.cuda_sweep --kernels sum_16M --options split \
     --budget-s 60 --out "$OUT" 2>&1 | tail -8
